@@ -1,0 +1,101 @@
+/**
+ * Every error any zarr-stream package throws for a contract violation is a ZarrStreamError, so callers
+ * can catch the family or one named kind. `name` is set explicitly because minifiers and bundlers rename
+ * classes, and the conformance corpus matches errors by name.
+ */
+export class ZarrStreamError extends Error {
+  override name = "ZarrStreamError";
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/** A document failed its JSON Schema or a semantic check; `pointer` is the JSON pointer that failed. */
+export class SchemaError extends ZarrStreamError {
+  override name = "SchemaError";
+  constructor(
+    message: string,
+    readonly pointer = "",
+    readonly document = "",
+  ) {
+    super(message);
+  }
+}
+
+/** Seed §4: a region edge is not on a shard boundary, or lies outside the dim. */
+export class RegionNotShardAligned extends ZarrStreamError {
+  override name = "RegionNotShardAligned";
+  constructor(
+    message: string,
+    readonly dim: string,
+  ) {
+    super(message);
+  }
+}
+
+export type CommitErrorReason =
+  | "gap"
+  | "overlap"
+  | "fingerprint"
+  | "records"
+  | "statics"
+  | "blobs"
+  | "writers"
+  | "region-dims"
+  | "alignment"
+  | "concurrent-owner";
+
+/** Seed §5.3: the owner refused a commit; nothing was written. `writers` names the writer ids involved. */
+export class CommitError extends ZarrStreamError {
+  override name = "CommitError";
+  constructor(
+    message: string,
+    readonly reason: CommitErrorReason,
+    readonly writers: number[] = [],
+  ) {
+    super(message);
+  }
+}
+
+export class FingerprintMismatch extends ZarrStreamError {
+  override name = "FingerprintMismatch";
+  constructor(
+    message: string,
+    readonly expected: string,
+    readonly actual: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A read asked for a record, static or blob that the manifest does not list as committed. */
+export class NotCommitted extends ZarrStreamError {
+  override name = "NotCommitted";
+}
+
+export class StoreError extends ZarrStreamError {
+  override name = "StoreError";
+  constructor(
+    message: string,
+    readonly key = "",
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** Bytes read from a store do not decode: bad CRC, truncated object, bad codec header, wrong length. */
+export class CorruptShard extends ZarrStreamError {
+  override name = "CorruptShard";
+  constructor(
+    message: string,
+    readonly key = "",
+  ) {
+    super(message);
+  }
+}
+
+/** A call that is wrong for the writer's role or time mode, or out of protocol order. */
+export class ProtocolError extends ZarrStreamError {
+  override name = "ProtocolError";
+}

@@ -1,0 +1,25 @@
+/**
+ * The storage seam every package talks to. Kept as small as zarrita's store contract plus the writes the
+ * contract needs: atomic put, create-only put, delete and list. Keys are relative, "/"-separated
+ * ("temperature/c/0/1/0", "zarr.json"), never absolute and never containing "..".
+ */
+export interface Store {
+  /** A URL naming the store root (file:///abs/path, memory://name, s3://bucket/prefix). */
+  readonly url: string;
+  /** The whole object, or undefined when absent. */
+  get(key: string): Promise<Uint8Array | undefined>;
+  /** Bytes [offset, offset+length) of the object (shorter at its end), or undefined when absent. */
+  getRange(key: string, offset: number, length: number): Promise<Uint8Array | undefined>;
+  /** The last n bytes (all of it when shorter), or undefined when absent. */
+  getSuffix(key: string, n: number): Promise<Uint8Array | undefined>;
+  /** Object size in bytes, or undefined when absent. */
+  size(key: string): Promise<number | undefined>;
+  /** Atomic replace: a concurrent reader sees the old object or the new one, never a part. */
+  put(key: string, bytes: Uint8Array): Promise<void>;
+  /** Create-only: writes and returns true when absent, returns false (writing nothing) when present. */
+  putIfAbsent(key: string, bytes: Uint8Array): Promise<boolean>;
+  /** Removes the object; absent is not an error. */
+  delete(key: string): Promise<void>;
+  /** Every key that starts with prefix ("" lists all), sorted by code unit. */
+  list(prefix: string): Promise<string[]>;
+}
