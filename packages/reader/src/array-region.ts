@@ -1,0 +1,81 @@
+import type { TypedArray } from "@zarr-stream/spec";
+import { SchemaError } from "@zarr-stream/spec";
+import {
+  type ArrayLayout,
+  allocTyped,
+  copyStrided,
+  parseArrayZarrJson,
+  readShardRegion,
+  shardKey,
+} from "@zarr-stream/shard";
+import type { Store } from "@zarr-stream/store";
+import { parseJsonObject } from "./manifest.js";
+
+/** Reads and validates `<arrayPath>/zarr.json`. */
+export async function readArrayLayout(store: Store, arrayPath: string): Promise<ArrayLayout> {
+  const key = arrayPath === "" ? "zarr.json" : `${arrayPath}/zarr.json`;
+  const bytes = await store.get(key);
+  if (bytes === undefined) throw new SchemaError(`array ${arrayPath}: ${key} is missing`, "", key);
+  return parseArrayZarrJson(parseJsonObject(bytes, key), key);
+}
+
+/** How many shard reads run at once: enough to overlap I/O with decoding on a few cores. */
+const READ_CONCURRENCY = 8;
+
+/**
+ * Reads the box `sel` (per dim [start, stop) in array coordinates) of an array into a C-order buffer of the
+ * box's shape. Each shard the box touches costs one index read plus coalesced ranged reads of only the
+ * inner chunks it needs; a missing shard object reads as fill.
+ */
+export async function readArrayRegion(
+  store: Store,
+  arrayPath: string,
+  layout: ArrayLayout,
+  sel: [number, number][],
+): Promise<TypedArray> {
+  if (sel.length !== layout.shape.length) {
+    throw new SchemaError(`array ${arrayPath}: selection has rank ${sel.length}, array has ${layout.shape.length}`);
+  }
+  sel.forEach(([a, b], d) => {
+    if (!(Number.isInteger(a) && Number.isInteger(b) && 0 <= a && a <= b && b <= layout.shape[d]!)) {
+      throw new SchemaError(`array ${arrayPath}: selection [${a}, ${b}) outside dim ${d} of length ${layout.shape[d]}`);
+    }
+  });
+  const outShape = sel.map(([a, b]) => b - a);
+  const out = allocTyped(layout.dtype, outShape.reduce((p, n) => p * n, 1));
+  if (outShape.some((n) => n === 0)) return out;
+  const ranges = sel.map(([a, b], d) => {
+    const s = layout.shardShape[d]!;
+    return [Math.floor(a / s), Math.ceil(b / s)] as const;
+  });
+  const shardIndices: number[][] = [];
+  const walk = (d: number, prefix: number[]) => {
+    if (d === ranges.length) return void shardIndices.push(prefix);
+    for (let i = ranges[d]![0]; i < ranges[d]![1]; i++) walk(d + 1, [...prefix, i]);
+  };
+  walk(0, []);
+  let next = 0;
+  const worker = async () => {
+    while (next < shardIndices.length) {
+      const idx = shardIndices[next++]!;
+      const inter = idx.map((i, d) => {
+        const s = layout.shardShape[d]!;
+        return [Math.max(sel[d]![0], i * s), Math.min(sel[d]![1], (i + 1) * s)] as [number, number];
+      });
+      const part = await readShardRegion(store, shardKey(arrayPath, idx), layout, idx, inter);
+      if (part === undefined) continue; // fill: `out` is already zero
+      const count = inter.map(([a, b]) => b - a);
+      copyStrided(
+        part,
+        count,
+        count.map(() => 0),
+        out,
+        outShape,
+        inter.map(([a], d) => a - sel[d]![0]),
+        count,
+      );
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, shardIndices.length) }, worker));
+  return out;
+}

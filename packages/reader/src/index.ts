@@ -1,0 +1,13 @@
+export { readArrayLayout, readArrayRegion } from "./array-region.js";
+export { isV2, MANIFEST_KEY, parseJsonObject, readOutputManifest, readOutputManifestIfPresent, requireV2 } from "./manifest.js";
+export {
+  BLOB_KEY_PATTERN,
+  blobObjectKey,
+  checkBlobKey,
+  isRecordCommitted,
+  type ReadOptions,
+  type ReadResult,
+  readBlob,
+  readRecord,
+  readStatic,
+} from "./read-back.js";

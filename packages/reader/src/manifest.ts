@@ -1,0 +1,42 @@
+import {
+  type OutputManifest,
+  type OutputManifestV2,
+  ProtocolError,
+  SchemaError,
+  StoreError,
+  validateOutputManifest,
+} from "@zarr-stream/spec";
+import type { Store } from "@zarr-stream/store";
+
+export const MANIFEST_KEY = "output_manifest.json";
+
+/** Parses bytes read from a store as JSON, naming the key when they are not JSON. */
+export function parseJsonObject(bytes: Uint8Array, key: string): unknown {
+  try {
+    return JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+  } catch (err) {
+    throw new SchemaError(`${key}: not valid UTF-8 JSON (${(err as Error).message})`, "", key);
+  }
+}
+
+/** Seed §7: the v1 or v2 manifest, validated against its pinned label. */
+export async function readOutputManifest(store: Store): Promise<OutputManifest> {
+  const bytes = await store.get(MANIFEST_KEY);
+  if (bytes === undefined) throw new StoreError(`no ${MANIFEST_KEY} in ${store.url}`, MANIFEST_KEY);
+  return validateOutputManifest(parseJsonObject(bytes, MANIFEST_KEY));
+}
+
+/** The manifest, or undefined when the store has none yet (a v1 store before its first commit). */
+export async function readOutputManifestIfPresent(store: Store): Promise<OutputManifest | undefined> {
+  if ((await store.size(MANIFEST_KEY)) === undefined) return undefined;
+  return readOutputManifest(store);
+}
+
+export function isV2(m: OutputManifest): m is OutputManifestV2 {
+  return m.schema === "earthsciio/output-manifest/v2";
+}
+
+export function requireV2(m: OutputManifest, what: string): OutputManifestV2 {
+  if (!isV2(m)) throw new ProtocolError(`${what} needs an earthsciio/output-manifest/v2 store, found ${m.schema}`);
+  return m;
+}

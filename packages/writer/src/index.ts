@@ -1,0 +1,2 @@
+export { type WriterOptions, ZarrStreamWriter } from "./writer.js";
+export { serializeManifest } from "./manifest-doc.js";

@@ -1,0 +1,170 @@
+import {
+  type CodecDescriptor,
+  type ManifestBlob,
+  OUTPUT_MANIFEST_V1,
+  OUTPUT_MANIFEST_V2,
+  type OutputManifest,
+  type OutputManifestV1,
+  type OutputManifestV2,
+  type RecordEntry,
+  type StreamSchema,
+  type TimeShardEntry,
+  type VariableSpec,
+} from "@zarr-stream/spec";
+
+/** The committed state a manifest records, as the owner keeps it between commits. */
+export interface CommittedState {
+  commitSeq: number;
+  /** Append mode: committed records are 0 .. nCommitted-1. */
+  nCommitted: number;
+  /** Append mode: per time shard holding committed records (Julia: a re-committed shard replaces its entry). */
+  timeShards: TimeShardEntry[];
+  lastT: number | null;
+  /** Indexed mode: one entry per time index. */
+  entries?: RecordEntry[];
+  staticsCommitted: string[];
+  blobs: ManifestBlob[];
+  createdAt: string;
+}
+
+export interface ManifestIdentity {
+  schema: StreamSchema;
+  fingerprint: string;
+  nWriters: number;
+  regionDims: string[];
+  baseUrl: string;
+}
+
+/** `YYYY-MM-DDTHH:MM:SSZ`, seconds, as the v1 writers stamp created_at. */
+export function utcSeconds(date: Date): string {
+  return date.toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+export function codecDescriptor(schema: StreamSchema): CodecDescriptor {
+  switch (schema.profile) {
+    case "diagnostic":
+      return { id: "blosc", cname: "zstd", clevel: 5, shuffle: "shuffle" };
+    case "checkpoint":
+      return { id: "blosc", cname: "zstd", clevel: 7, shuffle: "shuffle" };
+    case "wasm":
+      return { id: "zstd", level: 5, checksum: false };
+  }
+}
+
+/** Rust writes `attrs` only when non-empty; so do we, and copies keep the caller's objects out. */
+function varEntry(v: VariableSpec): VariableSpec {
+  const out: VariableSpec = { name: v.name, dims: [...v.dims], dtype: v.dtype };
+  if (v.attrs && Object.keys(v.attrs).length > 0) out.attrs = v.attrs;
+  return out;
+}
+
+function indexedSummary(state: CommittedState, shardT: number) {
+  const byShard = new Map<number, TimeShardEntry>();
+  let lastT: number | null = null;
+  state.entries!.forEach((e, i) => {
+    if (!e.committed) return;
+    lastT = lastT === null ? e.t : Math.max(lastT, e.t);
+    const index = Math.floor(i / shardT);
+    const entry = byShard.get(index);
+    if (!entry) byShard.set(index, { index, t_start: e.t, t_end: e.t, n: 1 });
+    else {
+      entry.t_start = Math.min(entry.t_start, e.t);
+      entry.t_end = Math.max(entry.t_end, e.t);
+      entry.n += 1;
+    }
+  });
+  return { timeShards: [...byShard.values()].sort((a, b) => a.index - b.index), lastT };
+}
+
+function v1Fields(id: ManifestIdentity, state: CommittedState): Omit<OutputManifestV1, "schema"> {
+  const { schema } = id;
+  const indexed = schema.time_mode !== "append";
+  const timeLength = indexed ? (schema.time_mode as { indexed: { times: number[] } }).indexed.times.length : state.nCommitted;
+  const shardT = schema.shard_shape[schema.time_dim]!;
+  const summary = indexed ? indexedSummary(state, shardT) : { timeShards: state.timeShards, lastT: state.lastT };
+  return {
+    base_url: id.baseUrl,
+    format: "zarr",
+    zarr_format: 3,
+    profile: schema.profile,
+    codec: codecDescriptor(schema),
+    time_dim: schema.time_dim,
+    dims: schema.dims.map(([name, length]) => ({ name, length: name === schema.time_dim ? timeLength : length })),
+    vars: schema.vars.map(varEntry),
+    chunk_shape: { ...schema.chunk_shape },
+    shard_shape: { ...schema.shard_shape },
+    time_shards: summary.timeShards.map((e) => ({ ...e })),
+    last_t: summary.lastT,
+    n_records: timeLength,
+    created_at: state.createdAt,
+  };
+}
+
+/** earthsciio/output-manifest/v1, key order as the Rust binding writes it. */
+export function buildManifestV1(id: ManifestIdentity, state: CommittedState): OutputManifestV1 {
+  return { schema: OUTPUT_MANIFEST_V1, ...v1Fields(id, state) };
+}
+
+/** earthsciio/output-manifest/v2 (packages/spec/docs/output-manifest-v2.md). */
+export function buildManifestV2(id: ManifestIdentity, state: CommittedState): OutputManifestV2 {
+  const m: OutputManifestV2 = {
+    schema: OUTPUT_MANIFEST_V2,
+    ...v1Fields(id, state),
+    fingerprint: id.fingerprint,
+    time_mode: id.schema.time_mode === "append" ? "append" : "indexed",
+    n_writers: id.nWriters,
+    region_dims: [...id.regionDims],
+    commit_seq: state.commitSeq,
+    statics: id.schema.statics.map(varEntry),
+    statics_committed: [...state.staticsCommitted].sort(),
+    blobs: [...state.blobs].sort(compareBlobs),
+  };
+  if (state.entries) m.records = { entries: state.entries.map((e) => ({ ...e })) };
+  return m;
+}
+
+export function compareBlobs(a: ManifestBlob, b: ManifestBlob): number {
+  if (a.scope !== b.scope) return a.scope < b.scope ? -1 : 1;
+  const ra = a.record ?? -1;
+  const rb = b.record ?? -1;
+  if (ra !== rb) return ra - rb;
+  if (a.writer !== b.writer) return a.writer - b.writer;
+  return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
+}
+
+/** Rebuilds the owner's committed state from a manifest read at resume. */
+export function stateFromManifest(m: OutputManifest): CommittedState {
+  const v2 = m.schema === OUTPUT_MANIFEST_V2 ? (m as OutputManifestV2) : undefined;
+  const entries = v2?.records?.entries.map((e) => ({ ...e }));
+  return {
+    commitSeq: v2?.commit_seq ?? 0,
+    nCommitted: entries ? entries.filter((e) => e.committed).length : m.n_records,
+    timeShards: m.time_shards.map((e) => ({ ...e })),
+    lastT: m.last_t,
+    ...(entries ? { entries } : {}),
+    staticsCommitted: [...(v2?.statics_committed ?? [])],
+    blobs: (v2?.blobs ?? []).map((b) => ({ ...b })),
+    createdAt: m.created_at,
+  };
+}
+
+/** Keys whose values are float64 in the Julia/Rust writers: an integral value prints with ".0". */
+const FLOAT_KEYS = new Set(["t_start", "t_end", "last_t", "t"]);
+const FLOAT_MARK = "\u0000float:";
+
+/**
+ * Serialises a manifest like serde_json's pretty printer (2-space indent, insertion order, no trailing
+ * newline) so a v1 manifest is byte-compatible with the Rust binding's: JSON.stringify would print the
+ * float 3600.0 as `3600`.
+ */
+export function serializeManifest(m: OutputManifest): Uint8Array {
+  const text = JSON.stringify(
+    m,
+    (key, value) =>
+      FLOAT_KEYS.has(key) && typeof value === "number" && Number.isInteger(value) && Math.abs(value) < 1e16
+        ? `${FLOAT_MARK}${value}.0`
+        : value,
+    2,
+  ).replace(/"\\u0000float:(-?\d+\.0)"/g, "$1");
+  return new TextEncoder().encode(text);
+}

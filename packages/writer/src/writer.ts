@@ -1,0 +1,638 @@
+import { allocTyped, copyStrided, encodeShard, shardKey } from "@zarr-stream/shard";
+import {
+  readArrayLayout,
+  readArrayRegion,
+  readOutputManifest,
+  readOutputManifestIfPresent,
+  blobObjectKey,
+  MANIFEST_KEY,
+} from "@zarr-stream/reader";
+import {
+  type BlobScope,
+  COMMIT_TOKEN_SCHEMA,
+  type CommitReceipt,
+  type CommitToken,
+  canonicalRegion,
+  checkRegionAligned,
+  FingerprintMismatch,
+  isPartitioned,
+  normalizeRegion,
+  type OutputManifest,
+  type OutputManifestV1,
+  type OutputManifestV2,
+  ProtocolError,
+  type RecordArrays,
+  type Region,
+  type Role,
+  SchemaError,
+  type StreamSchema,
+  schemaFingerprint,
+  schemaFromManifest,
+  type TokenBlob,
+  type TypedArray,
+  validateStreamSchema,
+} from "@zarr-stream/spec";
+import type { Store } from "@zarr-stream/store";
+import { type ArrayPlan, planArrays } from "./array-plan.js";
+import { verifyTokens } from "./commit-check.js";
+import { checkSuppliedArray } from "./input-checks.js";
+import {
+  buildManifestV1,
+  buildManifestV2,
+  type CommittedState,
+  compareBlobs,
+  serializeManifest,
+  stateFromManifest,
+  utcSeconds,
+} from "./manifest-doc.js";
+import { schemaFromManifestV1 } from "./schema-v1.js";
+import { writeStoreLayout, writeTimeShapes } from "./store-layout.js";
+import { TimeShardBuffers } from "./time-shard-buffers.js";
+
+export interface WriterOptions {
+  /** base_url recorded in the manifest; defaults to the store's URL. */
+  baseUrl?: string;
+  /** join/resume: the caller's schema, which must have the store's fingerprint. */
+  schema?: StreamSchema;
+  /** Clock for created_at (tests pin it). */
+  now?: () => Date;
+}
+
+interface Pending {
+  records: Map<number, number>;
+  statics: Set<string>;
+  blobs: Map<string, TokenBlob>;
+  objects: Set<string>;
+}
+
+interface WriterInit {
+  store: Store;
+  schema: StreamSchema;
+  fingerprint: string;
+  role: Role;
+  region: Region;
+  version: 1 | 2;
+  nWriters: number;
+  committed: CommittedState;
+  opts: WriterOptions;
+}
+
+const emptyPending = (): Pending => ({ records: new Map(), statics: new Set(), blobs: new Map(), objects: new Set() });
+
+function blobId(b: TokenBlob): string {
+  return b.scope === "static" ? `static/${b.key}` : `record/${b.record}/${b.key}`;
+}
+
+function compareTokenBlobs(a: TokenBlob, b: TokenBlob): number {
+  return compareBlobs({ ...a, writer: 0 }, { ...b, writer: 0 });
+}
+
+function checkRole(role: Role): void {
+  const ok =
+    role !== null &&
+    typeof role === "object" &&
+    (role.kind === "single" ||
+      (role.kind === "owner" && Number.isInteger(role.nWriters) && role.nWriters >= 1) ||
+      (role.kind === "contributor" && Number.isInteger(role.id) && role.id >= 1));
+  if (!ok) throw new SchemaError(`role ${JSON.stringify(role)} is not single, owner{nWriters >= 1} or contributor{id >= 1}`, "/role");
+}
+
+/** The store's region handling, shared by create, join and resume: checked before any write. */
+function resolveRegion(schema: StreamSchema, role: Role, region: Region | undefined) {
+  const given = region ?? {};
+  if (given === null || typeof given !== "object" || Array.isArray(given)) {
+    throw new SchemaError(`region must be an object {dim: [start, stop)}, got ${JSON.stringify(region)}`, "/region");
+  }
+  const full = normalizeRegion(given, schema.dims, schema.time_dim);
+  checkRegionAligned(given, schema.dims, schema.shard_shape);
+  if (role.kind === "single") {
+    for (const [d, [a, b]] of Object.entries(given)) {
+      const len = schema.dims.find(([n]) => n === d)![1];
+      if (a !== 0 || b !== len) throw new ProtocolError(`a Single writer writes the whole domain; region ${d}=[${a}, ${b}) is not [0, ${len})`);
+    }
+    return { full, named: {} as Region };
+  }
+  return { full, named: canonicalRegion(given) };
+}
+
+/**
+ * The streaming writer of seed 000 §4–§8: one instance per writer (Single, Owner or Contributor) of one
+ * store. Data objects are written whole and atomically by the writer that owns them; only the owner
+ * writes metadata, and the manifest is always its last write, so readers never see uncommitted data.
+ */
+export class ZarrStreamWriter {
+  readonly store: Store;
+  readonly schema: StreamSchema;
+  readonly fingerprint: string;
+  readonly role: Role;
+  readonly writerId: number;
+  readonly nWriters: number;
+  readonly manifestVersion: 1 | 2;
+  private readonly region: Region;
+  private readonly namedRegion: Region;
+  private readonly regionDims: string[];
+  private readonly plans: ArrayPlan[];
+  private readonly buffers: TimeShardBuffers;
+  private readonly shardT: number;
+  private committed: CommittedState;
+  private pending = emptyPending();
+  /** Contributor view (seed §6.2): records and statics this handle has tokened since join. */
+  private readonly tokenedRecords = new Set<number>();
+  private readonly tokenedStatics = new Set<string>();
+  private nextIndex: number;
+  private lastT: number | null;
+  private closed = false;
+  private readonly baseUrl: string;
+  private manifest: OutputManifest | undefined;
+
+  private constructor(init: WriterInit) {
+    this.store = init.store;
+    this.schema = init.schema;
+    this.fingerprint = init.fingerprint;
+    this.role = init.role;
+    this.writerId = init.role.kind === "contributor" ? init.role.id : 0;
+    this.nWriters = init.nWriters;
+    this.manifestVersion = init.version;
+    const { full, named } = resolveRegion(init.schema, init.role, init.region);
+    this.region = full;
+    this.namedRegion = named;
+    this.regionDims = Object.keys(named).sort();
+    this.committed = init.committed;
+    this.baseUrl = init.opts.baseUrl ?? init.store.url;
+    this.shardT = init.schema.shard_shape[init.schema.time_dim]!;
+    const append = init.schema.time_mode === "append";
+    this.plans = planArrays({
+      schema: init.schema,
+      region: full,
+      regionDims: this.regionDims,
+      isOwner: this.isOwner,
+      timeLength: append ? init.committed.nCommitted : init.schema.time_mode === "append" ? 0 : init.schema.time_mode.indexed.times.length,
+    });
+    const bufferPlans = this.plans.filter((p) => p.kind === "var" || (p.kind === "time" && append));
+    const nTimes = append ? 0 : (init.schema.time_mode as { indexed: { times: number[] } }).indexed.times.length;
+    this.buffers = new TimeShardBuffers(init.store, bufferPlans, this.shardT, (tsi) =>
+      append ? (tsi + 1) * this.shardT : nTimes,
+    );
+    this.nextIndex = append ? init.committed.nCommitted : 0;
+    this.lastT = append ? init.committed.lastT : null;
+  }
+
+  /** Seed §5.1 create (owner or Single): group, coordinates, array zarr.json, and a v2 manifest at commit_seq 0. */
+  static async create(
+    store: Store,
+    schema: StreamSchema,
+    role: Role,
+    region: Region = {},
+    opts: WriterOptions = {},
+  ): Promise<ZarrStreamWriter> {
+    const valid = validateStreamSchema(structuredClone(schema));
+    checkRole(role);
+    if (role.kind === "contributor") throw new ProtocolError("a contributor opens a store with join, not create");
+    const append = valid.time_mode === "append";
+    const version = role.kind === "single" && append && valid.statics.length === 0 ? 1 : 2;
+    const nTimes = append ? 0 : (valid.time_mode as { indexed: { times: number[] } }).indexed.times.length;
+    const committed: CommittedState = {
+      commitSeq: 0,
+      nCommitted: 0,
+      timeShards: [],
+      lastT: null,
+      ...(append ? {} : { entries: Array.from({ length: nTimes }, (_, i) => ({ committed: false, t: (valid.time_mode as { indexed: { times: number[] } }).indexed.times[i]!, generation: 0 })) }),
+      staticsCommitted: [],
+      blobs: [],
+      createdAt: utcSeconds((opts.now ?? (() => new Date()))()),
+    };
+    const nWriters = role.kind === "owner" ? role.nWriters : 1;
+    const w = new ZarrStreamWriter({ store, schema: valid, fingerprint: schemaFingerprint(valid), role, region, version, nWriters, committed, opts });
+    if ((await store.size("zarr.json")) !== undefined || (await store.size(MANIFEST_KEY)) !== undefined) {
+      throw new ProtocolError(`${store.url} already holds a store; open it with join or resume`);
+    }
+    await writeStoreLayout(store, valid, w.plans);
+    if (version === 2) await w.writeManifest();
+    return w;
+  }
+
+  /** Seed §5.1 join (contributors): reads the v2 manifest, rebuilds and fingerprint-checks the schema. */
+  static async join(store: Store, role: Role, region: Region = {}, opts: WriterOptions = {}): Promise<ZarrStreamWriter> {
+    checkRole(role);
+    if (role.kind !== "contributor") throw new ProtocolError(`join is for contributors; a ${role.kind} uses create or resume`);
+    const m = await readOutputManifestIfPresent(store);
+    if (m === undefined) throw new ProtocolError(`${store.url} has no ${MANIFEST_KEY}: the owner must create the store first`);
+    if (m.schema !== "earthsciio/output-manifest/v2") {
+      throw new ProtocolError(`join needs an earthsciio/output-manifest/v2 store; ${store.url} has ${m.schema}`);
+    }
+    const w = ZarrStreamWriter.reopen(store, m, role, region, opts);
+    await w.reloadOpenTimeShard();
+    return w;
+  }
+
+  /**
+   * Seed §7 resume after preemption. Append mode keeps the committed records with t <= at (all when at is
+   * undefined); when that drops records the owner rewrites shapes and manifest. Every writer reloads its
+   * region of the open time shard so later flushes rewrite whole shards.
+   */
+  static async resume(
+    store: Store,
+    role: Role,
+    region: Region = {},
+    at?: number,
+    opts: WriterOptions = {},
+  ): Promise<ZarrStreamWriter> {
+    checkRole(role);
+    if (at !== undefined && (typeof at !== "number" || Number.isNaN(at))) throw new SchemaError(`resume: at must be a number, got ${at}`, "/at");
+    const m = await readOutputManifest(store);
+    if (m.schema === "earthsciio/output-manifest/v1" && role.kind !== "single") {
+      throw new ProtocolError(`${store.url} is a v1 (Single-writer) store; resume it as single, not ${role.kind}`);
+    }
+    const w = ZarrStreamWriter.reopen(store, m, role, region, opts);
+    if (w.schema.time_mode !== "append") {
+      if (at !== undefined) throw new ProtocolError("resume of an indexed store truncates nothing: at must be undefined");
+      return w;
+    }
+    await w.truncateTo(at);
+    await w.reloadOpenTimeShard();
+    return w;
+  }
+
+  private static reopen(store: Store, m: OutputManifest, role: Role, region: Region, opts: WriterOptions): ZarrStreamWriter {
+    let schema: StreamSchema;
+    let version: 1 | 2;
+    let nWriters = 1;
+    if (m.schema === "earthsciio/output-manifest/v1") {
+      schema = schemaFromManifestV1(m as OutputManifestV1);
+      version = 1;
+    } else {
+      const v2 = m as OutputManifestV2;
+      schema = schemaFromManifest(v2);
+      version = 2;
+      nWriters = v2.n_writers;
+      const actual = schemaFingerprint(schema);
+      if (actual !== v2.fingerprint) {
+        throw new FingerprintMismatch(`${MANIFEST_KEY}: its schema hashes to ${actual}, it records ${v2.fingerprint}`, v2.fingerprint, actual);
+      }
+      if (role.kind === "single" && nWriters !== 1) throw new ProtocolError(`a store with ${nWriters} writers cannot be resumed by a Single writer`);
+      if (role.kind === "owner" && role.nWriters !== nWriters) {
+        throw new ProtocolError(`the store has ${nWriters} writers, the owner says ${role.nWriters}`);
+      }
+      if (role.kind === "contributor" && role.id >= nWriters) {
+        throw new ProtocolError(`contributor id ${role.id} is out of range: the store has writers 0..${nWriters - 1}`);
+      }
+    }
+    const fingerprint = schemaFingerprint(schema);
+    if (opts.schema !== undefined) {
+      const mine = schemaFingerprint(validateStreamSchema(structuredClone(opts.schema)));
+      if (mine !== fingerprint) throw new FingerprintMismatch(`the caller's schema (${mine}) is not the store's (${fingerprint})`, fingerprint, mine);
+    }
+    const w = new ZarrStreamWriter({ store, schema, fingerprint, role, region, version, nWriters, committed: stateFromManifest(m), opts });
+    w.manifest = m;
+    return w;
+  }
+
+  get isOwner(): boolean {
+    return this.role.kind !== "contributor";
+  }
+
+  /** Number of committed records (append) or committed records in the writer's view (indexed). */
+  get committedCount(): number {
+    return this.committed.entries ? this.committed.entries.filter((e) => e.committed).length : this.committed.nCommitted;
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new ProtocolError("the writer is closed");
+  }
+
+  private assertOwner(what: string): void {
+    if (!this.isOwner) throw new ProtocolError(`${what} is the owner's call; writer ${this.writerId} is a contributor`);
+  }
+
+  private get timeValues(): number[] | undefined {
+    return this.schema.time_mode === "append" ? undefined : this.schema.time_mode.indexed.times;
+  }
+
+  /** Seed §6.1: append record; t strictly increasing. Returns the record index. */
+  async writeRecord(t: number, arrays: RecordArrays): Promise<number> {
+    this.assertOpen();
+    if (this.schema.time_mode !== "append") throw new ProtocolError("writeRecord is for append mode; an indexed store takes writeRecordAt");
+    if (typeof t !== "number" || !Number.isFinite(t)) throw new SchemaError(`t must be a finite number, got ${t}`, "/t");
+    if (this.lastT !== null && !(t > this.lastT)) {
+      throw new SchemaError(`t must be strictly increasing: ${t} after ${this.lastT}`, "/t");
+    }
+    const prepared = this.prepareArrays(arrays);
+    const index = this.nextIndex;
+    if (this.isOwner) prepared.set(this.schema.time_dim, Float64Array.of(t));
+    this.buffers.put(index, prepared);
+    this.nextIndex += 1;
+    this.lastT = t;
+    this.pending.records.set(index, t);
+    if (index % this.shardT === this.shardT - 1) {
+      for (const key of await this.buffers.write([Math.floor(index / this.shardT)], true)) this.pending.objects.add(key);
+    }
+    return index;
+  }
+
+  /** Seed §6.2: indexed record at any index; t must be times[index] bitwise. */
+  async writeRecordAt(index: number, t: number, arrays: RecordArrays): Promise<void> {
+    this.assertOpen();
+    const times = this.timeValues;
+    if (times === undefined) throw new ProtocolError("writeRecordAt is for indexed mode; an append store takes writeRecord");
+    if (!Number.isInteger(index) || index < 0 || index >= times.length) {
+      throw new SchemaError(`record index ${index} is not an integer in [0, ${times.length})`, "/index");
+    }
+    if (!Object.is(t, times[index])) throw new SchemaError(`t ${t} is not times[${index}] = ${times[index]} (bitwise)`, "/t");
+    const prepared = this.prepareArrays(arrays);
+    await this.assertRecordWritable(index);
+    const tsi = Math.floor(index / this.shardT);
+    if (!this.buffers.has(tsi)) await this.buffers.reload(tsi, (pos) => this.isCommittedInView(tsi * this.shardT + pos));
+    this.buffers.put(index, prepared);
+    this.pending.records.set(index, t);
+    const valid = Math.min(this.shardT, times.length - tsi * this.shardT);
+    if (this.buffers.filledCount(tsi) === valid) {
+      for (const key of await this.buffers.write([tsi], false)) this.pending.objects.add(key);
+    }
+  }
+
+  private isCommittedInView(index: number): boolean {
+    return this.committed.entries?.[index]?.committed === true || this.tokenedRecords.has(index);
+  }
+
+  /** Seed §6.2 rewrite rule; a contributor re-reads the manifest before refusing. */
+  private async assertRecordWritable(index: number): Promise<void> {
+    if (!this.isCommittedInView(index)) return;
+    if (!this.isOwner) await this.refreshView();
+    if (this.isCommittedInView(index)) {
+      throw new ProtocolError(`record ${index} is committed; the owner must invalidate([${index}]) before it is rewritten`);
+    }
+  }
+
+  private async assertStaticWritable(name: string): Promise<void> {
+    const committed = () => this.committed.staticsCommitted.includes(name) || this.tokenedStatics.has(name);
+    if (!committed()) return;
+    if (!this.isOwner) await this.refreshView();
+    if (committed()) throw new ProtocolError(`static ${name} is committed; the owner must invalidateStatics(["${name}"]) first`);
+  }
+
+  private async refreshView(): Promise<void> {
+    const m = await readOutputManifest(this.store);
+    this.committed = stateFromManifest(m);
+    this.tokenedRecords.clear();
+    this.tokenedStatics.clear();
+  }
+
+  /** Checks a write_record argument fully before anything is buffered. */
+  private prepareArrays(arrays: RecordArrays): Map<string, TypedArray> {
+    if (arrays === null || typeof arrays !== "object") throw new SchemaError("record arrays must be an object {variable: typed array}", "/arrays");
+    const vars = new Map(this.plans.filter((p) => p.kind === "var").map((p) => [p.name, p]));
+    for (const name of Object.keys(arrays)) {
+      const plan = vars.get(name);
+      if (!plan) throw new SchemaError(`unknown variable ${JSON.stringify(name)} in record arrays`, `/arrays/${name}`);
+      if (!plan.supplies) {
+        throw new ProtocolError(`variable ${name} is replicated: only the owner supplies it, not contributor ${this.writerId}`);
+      }
+    }
+    const out = new Map<string, TypedArray>();
+    for (const plan of vars.values()) {
+      if (!plan.supplies) continue;
+      const a = (arrays as Record<string, TypedArray | undefined>)[plan.name];
+      if (a === undefined) throw new SchemaError(`record arrays lack variable ${plan.name}`, `/arrays/${plan.name}`);
+      checkSuppliedArray(plan, a);
+      out.set(plan.name, a);
+    }
+    return out;
+  }
+
+  /** Seed §7 write_static: encoded and written immediately; committed with the next token. */
+  async writeStatic(name: string, array: TypedArray): Promise<void> {
+    this.assertOpen();
+    const plan = this.plans.find((p) => p.kind === "static" && p.name === name);
+    if (!plan) throw new SchemaError(`unknown static ${JSON.stringify(name)}`, `/statics/${name}`);
+    if (!plan.supplies) throw new ProtocolError(`static ${name} is replicated: only the owner writes it, not contributor ${this.writerId}`);
+    checkSuppliedArray(plan, array);
+    await this.assertStaticWritable(name);
+    const { layout } = plan;
+    const shardLen = layout.shardShape.reduce((p, n) => p * n, 1);
+    for (const idx of plan.ownedShards) {
+      const buf = allocTyped(plan.dtype, shardLen);
+      const lo = idx.map((i, d) => i * layout.shardShape[d]!);
+      const count = idx.map((_, d) => Math.min(lo[d]! + layout.shardShape[d]!, layout.shape[d]!) - lo[d]!);
+      copyStrided(array, plan.suppliedFullShape, lo.map((x, d) => x - plan.suppliedStart[d]!), buf, layout.shardShape, lo.map(() => 0), count);
+      const key = shardKey(plan.name, idx);
+      await this.store.put(key, await encodeShard(layout, idx, buf));
+      this.pending.objects.add(key);
+    }
+    this.pending.statics.add(name);
+  }
+
+  /** Seed §7 write_blob: a small writer-local payload, committed like records. */
+  async writeBlob(scope: BlobScope, key: string, bytes: Uint8Array): Promise<void> {
+    this.assertOpen();
+    if (this.manifestVersion === 1) throw new ProtocolError("blobs need a v2 store: create it with role owner{nWriters: 1}");
+    if (scope !== "static") {
+      const r = scope?.record;
+      const n = this.timeValues?.length;
+      if (!Number.isInteger(r) || r < 0 || (n !== undefined && r >= n)) {
+        throw new SchemaError(`blob scope ${JSON.stringify(scope)}: record must be an integer in range`, "/scope");
+      }
+    }
+    if (!(bytes instanceof Uint8Array)) throw new SchemaError("blob bytes must be a Uint8Array", "/bytes");
+    const objectKey = blobObjectKey(scope, this.writerId, key);
+    await this.store.put(objectKey, bytes);
+    const entry: TokenBlob = scope === "static" ? { scope: "static", key } : { scope: "record", record: scope.record, key };
+    this.pending.blobs.set(blobId(entry), entry);
+    this.pending.objects.add(objectKey);
+  }
+
+  private hasPending(): boolean {
+    return this.pending.records.size > 0 || this.pending.statics.size > 0 || this.pending.blobs.size > 0;
+  }
+
+  /** Seed §5.1 flush: PUT every dirty shard of the region and return the token. Single: also commits. */
+  async flush(): Promise<CommitToken> {
+    this.assertOpen();
+    for (const key of await this.buffers.writeAll()) this.pending.objects.add(key);
+    const p = this.pending;
+    const token: CommitToken = {
+      schema: COMMIT_TOKEN_SCHEMA,
+      writer: this.writerId,
+      region: canonicalRegion(this.namedRegion),
+      fingerprint: this.fingerprint,
+      records: [...p.records].sort((a, b) => a[0] - b[0]).map(([index, t]) => ({ index, t })),
+      statics: [...p.statics].sort(),
+      blobs: [...p.blobs.values()].sort(compareTokenBlobs),
+      objects: [...p.objects].sort(),
+    };
+    const hadPending = this.hasPending();
+    this.pending = emptyPending();
+    if (!this.isOwner) {
+      for (const r of token.records) this.tokenedRecords.add(r.index);
+      for (const s of token.statics) this.tokenedStatics.add(s);
+    }
+    if (this.role.kind === "single" && hadPending) await this.commitVerified([token]);
+    return token;
+  }
+
+  /** Seed §5.3 owner commit: verify every token, then shapes, then the manifest (the commit point). */
+  async commit(tokens: CommitToken[]): Promise<CommitReceipt> {
+    this.assertOpen();
+    this.assertOwner("commit");
+    if (!Array.isArray(tokens)) throw new SchemaError("commit takes an array of tokens", "/tokens");
+    return this.commitVerified(tokens);
+  }
+
+  private async commitVerified(tokens: CommitToken[]): Promise<CommitReceipt> {
+    const state = this.committed;
+    const verified = verifyTokens(tokens, {
+      schema: this.schema,
+      fingerprint: this.fingerprint,
+      nWriters: this.nWriters,
+      nCommitted: state.nCommitted,
+      isRecordCommitted: (i) => state.entries?.[i]?.committed === true,
+      committedStatics: new Set(state.staticsCommitted),
+      isStaticPartitioned: (name, regionDims) => isPartitioned(this.schema.statics.find((s) => s.name === name)!.dims, regionDims),
+    });
+    const next: CommittedState = structuredClone(state);
+    if (next.entries) {
+      for (const r of verified.records) {
+        const e = next.entries[r.index]!;
+        next.entries[r.index] = { committed: true, t: r.t, generation: e.generation + 1 };
+      }
+    } else if (verified.records.length > 0) {
+      for (const r of verified.records) {
+        const index = Math.floor(r.index / this.shardT);
+        const entry = next.timeShards.find((e) => e.index === index);
+        if (entry) {
+          entry.t_end = r.t;
+          entry.n += 1;
+        } else next.timeShards.push({ index, t_start: r.t, t_end: r.t, n: 1 });
+      }
+      next.nCommitted += verified.records.length;
+      next.lastT = verified.records[verified.records.length - 1]!.t;
+      await writeTimeShapes(this.store, this.plans, next.nCommitted);
+    }
+    next.staticsCommitted = [...new Set([...next.staticsCommitted, ...verified.statics])].sort();
+    const blobKey = (b: { scope: string; record?: number; writer: number; key: string }) => `${b.scope}/${b.record}/${b.writer}/${b.key}`;
+    const blobs = new Map(next.blobs.map((b) => [blobKey(b), b]));
+    for (const b of verified.blobs) blobs.set(blobKey(b), b);
+    next.blobs = [...blobs.values()].sort(compareBlobs);
+    next.commitSeq += 1;
+    this.committed = next;
+    const manifest = await this.writeManifest();
+    return { commit_seq: next.commitSeq, n_committed: this.committedCount, manifest: manifest as OutputManifestV2 };
+  }
+
+  private async writeManifest(): Promise<OutputManifest> {
+    const id = {
+      schema: this.schema,
+      fingerprint: this.fingerprint,
+      nWriters: this.nWriters,
+      regionDims: this.regionDims,
+      baseUrl: this.baseUrl,
+    };
+    const m = this.manifestVersion === 1 ? buildManifestV1(id, this.committed) : buildManifestV2(id, this.committed);
+    await this.store.put(MANIFEST_KEY, serializeManifest(m));
+    this.manifest = m;
+    return m;
+  }
+
+  /** Seed §6.2: the owner marks records uncommitted (and their record blobs), bumping commit_seq. */
+  async invalidate(indices: number[]): Promise<void> {
+    this.assertOpen();
+    this.assertOwner("invalidate");
+    const entries = this.committed.entries;
+    if (!entries) throw new ProtocolError("invalidate is for indexed stores: append records are never rewritten");
+    for (const i of indices) {
+      if (!Number.isInteger(i) || i < 0 || i >= entries.length) throw new SchemaError(`invalidate: index ${i} is not in [0, ${entries.length})`, "/indices");
+    }
+    const drop = new Set(indices);
+    for (const i of drop) entries[i]!.committed = false;
+    this.committed.blobs = this.committed.blobs.filter((b) => !(b.scope === "record" && drop.has(b.record!)));
+    this.committed.commitSeq += 1;
+    await this.writeManifest();
+  }
+
+  /** Seed §6.2 for statics: uncommits them so they may be written again. */
+  async invalidateStatics(names: string[]): Promise<void> {
+    this.assertOpen();
+    this.assertOwner("invalidateStatics");
+    for (const n of names) {
+      if (!this.schema.statics.some((s) => s.name === n)) throw new SchemaError(`invalidateStatics: unknown static ${JSON.stringify(n)}`, "/names");
+    }
+    this.committed.staticsCommitted = this.committed.staticsCommitted.filter((s) => !names.includes(s));
+    this.committed.commitSeq += 1;
+    await this.writeManifest();
+  }
+
+  /**
+   * Seed §5.1 close. Single: flush, then rewrite the manifest at the same commit_seq. Owner: flush and
+   * commit its own token with the others'. Contributor: refuses when written data was not flushed.
+   */
+  async close(tokens: CommitToken[] = []): Promise<OutputManifest | undefined> {
+    this.assertOpen();
+    if (this.role.kind === "contributor") {
+      if (this.hasPending()) throw new ProtocolError(`contributor ${this.writerId} has unflushed data: flush and deliver its token before close`);
+      this.closed = true;
+      return undefined;
+    }
+    if (this.role.kind === "single") {
+      if (tokens.length > 0) throw new ProtocolError("a Single writer's close takes no tokens");
+      await this.flush();
+      const m = await this.writeManifest();
+      this.closed = true;
+      return m;
+    }
+    const own = await this.flush();
+    const receipt = await this.commit([own, ...tokens]);
+    this.closed = true;
+    return receipt.manifest;
+  }
+
+  /** Append resume: the committed prefix with t <= at; the owner persists a truncation. */
+  private async truncateTo(at: number | undefined): Promise<void> {
+    const n = this.committed.nCommitted;
+    const timePlan = this.plans.find((p) => p.kind === "time")!;
+    let keep = n;
+    let times: Float64Array | undefined;
+    if (at !== undefined && n > 0) {
+      const layout = await readArrayLayout(this.store, timePlan.name);
+      times = (await readArrayRegion(this.store, timePlan.name, { ...layout, shape: [Math.max(n, layout.shape[0]!)] }, [[0, n]])) as Float64Array;
+      keep = 0;
+      while (keep < n && times[keep]! <= at) keep++;
+    }
+    if (this.isOwner) {
+      if (keep < n) {
+        const next = structuredClone(this.committed);
+        next.nCommitted = keep;
+        next.timeShards = [];
+        for (let start = 0; start < keep; start += this.shardT) {
+          const end = Math.min(start + this.shardT, keep);
+          next.timeShards.push({ index: start / this.shardT, t_start: times![start]!, t_end: times![end - 1]!, n: end - start });
+        }
+        next.lastT = keep > 0 ? times![keep - 1]! : null;
+        next.blobs = next.blobs.filter((b) => b.scope !== "record" || b.record! < keep);
+        if (this.manifestVersion === 2) next.commitSeq += 1;
+        this.committed = next;
+        await writeTimeShapes(this.store, this.plans, keep);
+        await this.writeManifest();
+      } else {
+        // A crash between the shape rewrite and the manifest leaves shapes ahead of the commit: repair them.
+        const layout = await readArrayLayout(this.store, timePlan.name);
+        if (layout.shape[0] !== keep) await writeTimeShapes(this.store, this.plans, keep);
+      }
+    } else if (keep < n) {
+      this.committed = { ...this.committed, nCommitted: keep, lastT: keep > 0 ? times![keep - 1]! : null };
+    }
+    this.nextIndex = keep;
+    this.lastT = keep > 0 ? (times ? times[keep - 1]! : this.committed.lastT) : null;
+  }
+
+  /** Seed §5.4: an append store whose committed count ends inside a time shard reloads that shard. */
+  private async reloadOpenTimeShard(): Promise<void> {
+    if (this.schema.time_mode !== "append") return;
+    const n = this.nextIndex;
+    if (n % this.shardT === 0) return;
+    await this.buffers.reload(Math.floor(n / this.shardT), (pos) => pos < n % this.shardT);
+  }
+
+  /** The manifest this writer last read or wrote. */
+  get lastManifest(): OutputManifest | undefined {
+    return this.manifest;
+  }
+}

@@ -1,0 +1,92 @@
+import { readOutputManifest, readRecord, readStatic } from "@zarr-stream/reader";
+import { fillGenerated, type Region, type StreamDType, type StreamSchema, type TypedArray } from "@zarr-stream/spec";
+import { MemoryStore, type Store, snapshotStore } from "@zarr-stream/store";
+
+/** time x lat 4 x lon 6, shards {time 2, lat 2, lon 6} (or lon 3 when splitLon), chunks {1, 1, 3}. */
+export function gridSchema(over: Partial<StreamSchema> = {}, splitLon = false): StreamSchema {
+  return {
+    dims: [
+      ["time", 0],
+      ["lat", 4],
+      ["lon", 6],
+    ],
+    time_dim: "time",
+    time_mode: "append",
+    vars: [
+      { name: "temperature", dims: ["time", "lat", "lon"], dtype: "float64", attrs: { units: "K" } },
+      { name: "zonal", dims: ["time", "lon"], dtype: "float32" },
+      { name: "total", dims: ["time"], dtype: "int64" },
+    ],
+    statics: [],
+    chunk_shape: { time: 1, lat: 1, lon: 3 },
+    shard_shape: { time: 2, lat: 2, lon: splitLon ? 3 : 6 },
+    profile: "diagnostic",
+    coords: { lat: { values: [0, 1, 2, 3], attrs: { units: "degrees_north" } }, time: { attrs: { units: "s" } } },
+    attrs: { title: "test" },
+    ...over,
+  };
+}
+
+export const SEEDS: Record<string, number> = { temperature: 1000, zonal: 2000, total: 3000, area: 7, mask: 11 };
+
+/** Seed §10 generator values of record r for every variable the writer supplies, over its region. */
+export function recordArrays(
+  schema: StreamSchema,
+  r: number,
+  region: Region,
+  include: (name: string, partitioned: boolean) => boolean = () => true,
+): Record<string, Exclude<TypedArray, Uint32Array | BigUint64Array>> {
+  const out: Record<string, Exclude<TypedArray, Uint32Array | BigUint64Array>> = {};
+  const regionDims = Object.keys(region);
+  for (const v of schema.vars) {
+    const dims = v.dims.filter((d) => d !== schema.time_dim);
+    const partitioned = dims.some((d) => regionDims.includes(d));
+    if (!include(v.name, partitioned)) continue;
+    out[v.name] = fillGenerated(v.dtype, SEEDS[v.name] ?? 1, r, dims, boxOf(schema, dims, region));
+  }
+  return out;
+}
+
+export function boxOf(schema: StreamSchema, dims: string[], region: Region): Record<string, [number, number]> {
+  const box: Record<string, [number, number]> = {};
+  for (const d of dims) box[d] = region[d] ?? [0, schema.dims.find(([n]) => n === d)![1]];
+  return box;
+}
+
+export function staticArray(schema: StreamSchema, name: string, region: Region) {
+  const s = schema.statics.find((x) => x.name === name)!;
+  return fillGenerated(s.dtype as StreamDType, SEEDS[name] ?? 1, 0, s.dims, boxOf(schema, s.dims, region));
+}
+
+/** Every committed value of the store, read through the read-back API, as comparable JSON-ish text. */
+export async function committedDump(store: Store): Promise<string> {
+  const m = await readOutputManifest(store);
+  const out: unknown[] = [m.schema, m.n_records];
+  const indexed = m.schema === "earthsciio/output-manifest/v2" && m.time_mode === "indexed";
+  for (let i = 0; i < m.n_records; i++) {
+    if (indexed && !(m as { records?: { entries: { committed: boolean }[] } }).records?.entries[i]?.committed) continue;
+    for (const v of m.vars) {
+      const r = await readRecord(store, v.name, i, undefined, { manifest: m });
+      out.push([i, v.name, r.shape, Array.from(r.data as ArrayLike<number | bigint>, String)]);
+    }
+  }
+  if (m.schema === "earthsciio/output-manifest/v2") {
+    for (const s of m.statics_committed) {
+      const r = await readStatic(store, s, undefined, { manifest: m });
+      out.push([s, Array.from(r.data as ArrayLike<number | bigint>, String)]);
+    }
+  }
+  return JSON.stringify(out);
+}
+
+export async function bytesOf(store: Store): Promise<Map<string, string>> {
+  const snap = await snapshotStore(store);
+  return new Map([...snap].map(([k, v]) => [k, Buffer.from(v).toString("hex")]));
+}
+
+export function newStore(): MemoryStore {
+  return new MemoryStore();
+}
+
+export type Arrays = ReturnType<typeof recordArrays>;
+export type { StreamDType };
