@@ -1,5 +1,3 @@
-import type { TypedArray } from "@zarr-stream/spec";
-import { SchemaError } from "@zarr-stream/spec";
 import {
   type ArrayLayout,
   allocTyped,
@@ -8,6 +6,8 @@ import {
   readShardRegion,
   shardKey,
 } from "@zarr-stream/shard";
+import type { TypedArray } from "@zarr-stream/spec";
+import { SchemaError } from "@zarr-stream/spec";
 import type { Store } from "@zarr-stream/store";
 import { parseJsonObject } from "./manifest.js";
 
@@ -34,15 +34,22 @@ export async function readArrayRegion(
   sel: [number, number][],
 ): Promise<TypedArray> {
   if (sel.length !== layout.shape.length) {
-    throw new SchemaError(`array ${arrayPath}: selection has rank ${sel.length}, array has ${layout.shape.length}`);
+    throw new SchemaError(
+      `array ${arrayPath}: selection has rank ${sel.length}, array has ${layout.shape.length}`,
+    );
   }
   sel.forEach(([a, b], d) => {
     if (!(Number.isInteger(a) && Number.isInteger(b) && 0 <= a && a <= b && b <= layout.shape[d]!)) {
-      throw new SchemaError(`array ${arrayPath}: selection [${a}, ${b}) outside dim ${d} of length ${layout.shape[d]}`);
+      throw new SchemaError(
+        `array ${arrayPath}: selection [${a}, ${b}) outside dim ${d} of length ${layout.shape[d]}`,
+      );
     }
   });
   const outShape = sel.map(([a, b]) => b - a);
-  const out = allocTyped(layout.dtype, outShape.reduce((p, n) => p * n, 1));
+  const out = allocTyped(
+    layout.dtype,
+    outShape.reduce((p, n) => p * n, 1),
+  );
   if (outShape.some((n) => n === 0)) return out;
   const ranges = sel.map(([a, b], d) => {
     const s = layout.shardShape[d]!;

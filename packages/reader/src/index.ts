@@ -1,5 +1,12 @@
 export { readArrayLayout, readArrayRegion } from "./array-region.js";
-export { isV2, MANIFEST_KEY, parseJsonObject, readOutputManifest, readOutputManifestIfPresent, requireV2 } from "./manifest.js";
+export {
+  isV2,
+  MANIFEST_KEY,
+  parseJsonObject,
+  readOutputManifest,
+  readOutputManifestIfPresent,
+  requireV2,
+} from "./manifest.js";
 export {
   BLOB_KEY_PATTERN,
   blobObjectKey,

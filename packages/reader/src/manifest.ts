@@ -37,6 +37,7 @@ export function isV2(m: OutputManifest): m is OutputManifestV2 {
 }
 
 export function requireV2(m: OutputManifest, what: string): OutputManifestV2 {
-  if (!isV2(m)) throw new ProtocolError(`${what} needs an earthsciio/output-manifest/v2 store, found ${m.schema}`);
+  if (!isV2(m))
+    throw new ProtocolError(`${what} needs an earthsciio/output-manifest/v2 store, found ${m.schema}`);
   return m;
 }

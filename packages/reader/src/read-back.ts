@@ -36,18 +36,34 @@ function selectionFor(m: OutputManifest, dims: string[], region: Region | undefi
   for (const [d, r] of Object.entries(region ?? {})) {
     const len = lengths.get(d);
     if (len === undefined || d === m.time_dim) {
-      throw new SchemaError(`${what}: region names ${JSON.stringify(d)}, which is not a non-time dim of the store`, `/${d}`);
+      throw new SchemaError(
+        `${what}: region names ${JSON.stringify(d)}, which is not a non-time dim of the store`,
+        `/${d}`,
+      );
     }
-    if (!Array.isArray(r) || r.length !== 2 || !r.every(Number.isInteger) || !(0 <= r[0] && r[0] < r[1] && r[1] <= len)) {
-      throw new SchemaError(`${what}: region ${d}=${JSON.stringify(r)} is not [start, stop) within [0, ${len}]`, `/${d}`);
+    if (
+      !Array.isArray(r) ||
+      r.length !== 2 ||
+      !r.every(Number.isInteger) ||
+      !(0 <= r[0] && r[0] < r[1] && r[1] <= len)
+    ) {
+      throw new SchemaError(
+        `${what}: region ${d}=${JSON.stringify(r)} is not [start, stop) within [0, ${len}]`,
+        `/${d}`,
+      );
     }
   }
-  return dims.map((d) => (region?.[d] ? ([...region[d]] as [number, number]) : ([0, lengths.get(d)!] as [number, number])));
+  return dims.map((d) =>
+    region?.[d] ? ([...region[d]] as [number, number]) : ([0, lengths.get(d)!] as [number, number]),
+  );
 }
 
 function findVariable(list: VariableSpec[], name: string, kind: string): VariableSpec {
   const v = list.find((x) => x.name === name);
-  if (!v) throw new SchemaError(`no ${kind} named ${JSON.stringify(name)} (have: ${list.map((x) => x.name).join(", ")})`);
+  if (!v)
+    throw new SchemaError(
+      `no ${kind} named ${JSON.stringify(name)} (have: ${list.map((x) => x.name).join(", ")})`,
+    );
   return v;
 }
 
@@ -64,10 +80,12 @@ export async function readRecord(
   region?: Region,
   opts: ReadOptions = {},
 ): Promise<ReadResult> {
-  if (!Number.isInteger(index) || index < 0) throw new SchemaError(`record index ${index} is not a non-negative integer`);
+  if (!Number.isInteger(index) || index < 0)
+    throw new SchemaError(`record index ${index} is not a non-negative integer`);
   const m = opts.manifest ?? (await readOutputManifest(store));
   const v = findVariable(m.vars, variable, "variable");
-  if (!isRecordCommitted(m, index)) throw new NotCommitted(`record ${index} of ${store.url} is not committed`);
+  if (!isRecordCommitted(m, index))
+    throw new NotCommitted(`record ${index} of ${store.url} is not committed`);
   const sel = selectionFor(m, v.dims, region, `readRecord(${variable})`);
   const tAxis = v.dims.indexOf(m.time_dim);
   sel[tAxis] = [index, index + 1];
@@ -83,11 +101,17 @@ export async function readRecord(
 }
 
 /** Seed §7: the region of a committed static. NotCommitted otherwise. */
-export async function readStatic(store: Store, name: string, region?: Region, opts: ReadOptions = {}): Promise<ReadResult> {
+export async function readStatic(
+  store: Store,
+  name: string,
+  region?: Region,
+  opts: ReadOptions = {},
+): Promise<ReadResult> {
   const m = opts.manifest ?? (await readOutputManifest(store));
   if (!isV2(m)) throw new NotCommitted(`static ${name}: ${store.url} is a v1 store, which has no statics`);
   const v = findVariable(m.statics, name, "static");
-  if (!m.statics_committed.includes(name)) throw new NotCommitted(`static ${name} of ${store.url} is not committed`);
+  if (!m.statics_committed.includes(name))
+    throw new NotCommitted(`static ${name} of ${store.url} is not committed`);
   const sel = selectionFor(m, v.dims, region, `readStatic(${name})`);
   const layout = await readArrayLayout(store, name);
   const data = await readArrayRegion(store, name, layout, sel);
@@ -99,7 +123,9 @@ export const BLOB_KEY_PATTERN = /^[A-Za-z0-9._-]+$/;
 /** Seed §7: a blob key matches [A-Za-z0-9._-]+ and is not "." or "..". */
 export function checkBlobKey(key: string): void {
   if (typeof key !== "string" || !BLOB_KEY_PATTERN.test(key) || key === "." || key === "..") {
-    throw new SchemaError(`blob key ${JSON.stringify(key)} must match [A-Za-z0-9._-]+ and not be "." or ".."`);
+    throw new SchemaError(
+      `blob key ${JSON.stringify(key)} must match [A-Za-z0-9._-]+ and not be "." or ".."`,
+    );
   }
 }
 
@@ -129,6 +155,7 @@ export async function readBlob(
     );
   if (!committed) throw new NotCommitted(`blob ${objectKey} of ${store.url} is not committed`);
   const bytes = await store.get(objectKey);
-  if (bytes === undefined) throw new StoreError(`committed blob ${objectKey} is missing from ${store.url}`, objectKey);
+  if (bytes === undefined)
+    throw new StoreError(`committed blob ${objectKey} is missing from ${store.url}`, objectKey);
   return bytes;
 }

@@ -120,7 +120,16 @@ function planArray(
 export function planArrays(ctx: PlanContext): ArrayPlan[] {
   const { schema } = ctx;
   const plans: ArrayPlan[] = [];
-  plans.push(planArray(ctx, schema.time_dim, "time", [schema.time_dim], "float64", schema.coords?.[schema.time_dim]?.attrs));
+  plans.push(
+    planArray(
+      ctx,
+      schema.time_dim,
+      "time",
+      [schema.time_dim],
+      "float64",
+      schema.coords?.[schema.time_dim]?.attrs,
+    ),
+  );
   for (const [dim] of schema.dims) {
     const coord = schema.coords?.[dim];
     if (dim === schema.time_dim || coord?.values === undefined) continue;

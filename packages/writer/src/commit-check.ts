@@ -1,6 +1,6 @@
 import {
-  type CommitToken,
   CommitError,
+  type CommitToken,
   checkRegionAligned,
   checkTiling,
   type ManifestBlob,
@@ -52,14 +52,20 @@ export function verifyTokens(raw: unknown[], ctx: CommitContext): VerifiedCommit
   // 1. exactly one token per writer id
   const byWriter = new Map<number, CommitToken>();
   for (const t of tokens) {
-    if (byWriter.has(t.writer)) throw new CommitError(`two tokens from writer ${t.writer}`, "writers", [t.writer]);
+    if (byWriter.has(t.writer))
+      throw new CommitError(`two tokens from writer ${t.writer}`, "writers", [t.writer]);
     if (!(Number.isInteger(t.writer) && t.writer >= 0 && t.writer < ctx.nWriters)) {
-      throw new CommitError(`token from writer ${t.writer}, but the store has writers 0..${ctx.nWriters - 1}`, "writers", [t.writer]);
+      throw new CommitError(
+        `token from writer ${t.writer}, but the store has writers 0..${ctx.nWriters - 1}`,
+        "writers",
+        [t.writer],
+      );
     }
     byWriter.set(t.writer, t);
   }
   const missing = Array.from({ length: ctx.nWriters }, (_, i) => i).filter((i) => !byWriter.has(i));
-  if (missing.length > 0) throw new CommitError(`no token from writer(s) ${missing.join(", ")}`, "writers", missing);
+  if (missing.length > 0)
+    throw new CommitError(`no token from writer(s) ${missing.join(", ")}`, "writers", missing);
   const ordered = [...byWriter.values()].sort((a, b) => a.writer - b.writer);
   const owner = ordered[0]!;
   // 2. fingerprints
@@ -125,10 +131,16 @@ export function verifyTokens(raw: unknown[], ctx: CommitContext): VerifiedCommit
     const times = ctx.schema.time_mode.indexed.times;
     for (const r of records) {
       if (!(r.index < times.length) || !sameBits(r.t, times[r.index]!)) {
-        throw new CommitError(`record ${r.index}: t ${r.t} is not times[${r.index}] = ${times[r.index]}`, "records", [owner.writer]);
+        throw new CommitError(
+          `record ${r.index}: t ${r.t} is not times[${r.index}] = ${times[r.index]}`,
+          "records",
+          [owner.writer],
+        );
       }
       if (ctx.isRecordCommitted(r.index)) {
-        throw new CommitError(`record ${r.index} is already committed (invalidate it first)`, "records", [owner.writer]);
+        throw new CommitError(`record ${r.index} is already committed (invalidate it first)`, "records", [
+          owner.writer,
+        ]);
       }
     }
   }
@@ -137,10 +149,16 @@ export function verifyTokens(raw: unknown[], ctx: CommitContext): VerifiedCommit
   for (const t of ordered) {
     for (const name of t.statics) {
       if (!ctx.schema.statics.some((s) => s.name === name)) {
-        throw new CommitError(`writer ${t.writer} commits unknown static ${JSON.stringify(name)}`, "statics", [t.writer]);
+        throw new CommitError(
+          `writer ${t.writer} commits unknown static ${JSON.stringify(name)}`,
+          "statics",
+          [t.writer],
+        );
       }
       if (ctx.committedStatics.has(name)) {
-        throw new CommitError(`static ${name} is already committed (invalidate_statics first)`, "statics", [t.writer]);
+        throw new CommitError(`static ${name} is already committed (invalidate_statics first)`, "statics", [
+          t.writer,
+        ]);
       }
       statics.add(name);
     }
@@ -149,12 +167,22 @@ export function verifyTokens(raw: unknown[], ctx: CommitContext): VerifiedCommit
     if (ctx.isStaticPartitioned(name, regionDims)) {
       const lacking = ordered.filter((t) => !t.statics.includes(name)).map((t) => t.writer);
       if (lacking.length > 0) {
-        throw new CommitError(`partitioned static ${name} is missing from writer(s) ${lacking.join(", ")}`, "statics", lacking);
+        throw new CommitError(
+          `partitioned static ${name} is missing from writer(s) ${lacking.join(", ")}`,
+          "statics",
+          lacking,
+        );
       }
     } else {
-      const others = ordered.filter((t) => t.writer !== owner.writer && t.statics.includes(name)).map((t) => t.writer);
+      const others = ordered
+        .filter((t) => t.writer !== owner.writer && t.statics.includes(name))
+        .map((t) => t.writer);
       if (others.length > 0) {
-        throw new CommitError(`replicated static ${name} may come only from the owner, not writer(s) ${others.join(", ")}`, "statics", others);
+        throw new CommitError(
+          `replicated static ${name} may come only from the owner, not writer(s) ${others.join(", ")}`,
+          "statics",
+          others,
+        );
       }
     }
   }
@@ -162,7 +190,9 @@ export function verifyTokens(raw: unknown[], ctx: CommitContext): VerifiedCommit
   for (const t of ordered) {
     for (const b of t.blobs) {
       const entry: ManifestBlob =
-        b.scope === "static" ? { scope: "static", writer: t.writer, key: b.key } : { scope: "record", record: b.record!, writer: t.writer, key: b.key };
+        b.scope === "static"
+          ? { scope: "static", writer: t.writer, key: b.key }
+          : { scope: "record", record: b.record!, writer: t.writer, key: b.key };
       blobs.push(entry);
     }
   }

@@ -1,2 +1,2 @@
-export { type WriterOptions, ZarrStreamWriter } from "./writer.js";
 export { serializeManifest } from "./manifest-doc.js";
+export { type WriterOptions, ZarrStreamWriter } from "./writer.js";

@@ -14,7 +14,10 @@ export function checkSuppliedArray(plan: ArrayPlan, a: TypedArray): void {
   const want = CONSTRUCTORS[plan.dtype];
   if (!want.is(a)) {
     const got = (a as object | null)?.constructor?.name ?? typeof a;
-    throw new SchemaError(`${plan.name}: expected a ${want.name} (${plan.dtype}), got ${got}`, `/arrays/${plan.name}`);
+    throw new SchemaError(
+      `${plan.name}: expected a ${want.name} (${plan.dtype}), got ${got}`,
+      `/arrays/${plan.name}`,
+    );
   }
   const length = plan.suppliedShape.reduce((p, n) => p * n, 1);
   if (a.length !== length) {

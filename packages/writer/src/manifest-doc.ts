@@ -79,9 +79,13 @@ function indexedSummary(state: CommittedState, shardT: number) {
 function v1Fields(id: ManifestIdentity, state: CommittedState): Omit<OutputManifestV1, "schema"> {
   const { schema } = id;
   const indexed = schema.time_mode !== "append";
-  const timeLength = indexed ? (schema.time_mode as { indexed: { times: number[] } }).indexed.times.length : state.nCommitted;
+  const timeLength = indexed
+    ? (schema.time_mode as { indexed: { times: number[] } }).indexed.times.length
+    : state.nCommitted;
   const shardT = schema.shard_shape[schema.time_dim]!;
-  const summary = indexed ? indexedSummary(state, shardT) : { timeShards: state.timeShards, lastT: state.lastT };
+  const summary = indexed
+    ? indexedSummary(state, shardT)
+    : { timeShards: state.timeShards, lastT: state.lastT };
   return {
     base_url: id.baseUrl,
     format: "zarr",
@@ -89,7 +93,10 @@ function v1Fields(id: ManifestIdentity, state: CommittedState): Omit<OutputManif
     profile: schema.profile,
     codec: codecDescriptor(schema),
     time_dim: schema.time_dim,
-    dims: schema.dims.map(([name, length]) => ({ name, length: name === schema.time_dim ? timeLength : length })),
+    dims: schema.dims.map(([name, length]) => ({
+      name,
+      length: name === schema.time_dim ? timeLength : length,
+    })),
     vars: schema.vars.map(varEntry),
     chunk_shape: { ...schema.chunk_shape },
     shard_shape: { ...schema.shard_shape },

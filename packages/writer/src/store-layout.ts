@@ -1,4 +1,11 @@
-import { arrayZarrJson, type ArrayLayout, encodeShard, encodeZarrJson, groupZarrJson, shardKey } from "@zarr-stream/shard";
+import {
+  type ArrayLayout,
+  arrayZarrJson,
+  encodeShard,
+  encodeZarrJson,
+  groupZarrJson,
+  shardKey,
+} from "@zarr-stream/shard";
 import type { StreamSchema } from "@zarr-stream/spec";
 import type { Store } from "@zarr-stream/store";
 import type { ArrayPlan } from "./array-plan.js";
@@ -46,11 +53,18 @@ async function writeCoordinate(store: Store, plan: ArrayPlan, values: number[]):
  * Seed §5.1 create: every array's zarr.json (statics at full shape, streaming arrays at the initial time
  * length), the coordinate data, then the group. The manifest, when one is due, is the caller's last write.
  */
-export async function writeStoreLayout(store: Store, schema: StreamSchema, plans: ArrayPlan[]): Promise<void> {
-  await runLimited(plans.map((p) => async () => store.put(zarrJsonKey(p.name), encodeZarrJson(arrayZarrJson(p.layout)))));
+export async function writeStoreLayout(
+  store: Store,
+  schema: StreamSchema,
+  plans: ArrayPlan[],
+): Promise<void> {
+  await runLimited(
+    plans.map((p) => async () => store.put(zarrJsonKey(p.name), encodeZarrJson(arrayZarrJson(p.layout)))),
+  );
   for (const plan of plans) {
     if (plan.kind === "coord") await writeCoordinate(store, plan, schema.coords![plan.name]!.values!);
-    if (plan.kind === "time" && schema.time_mode !== "append") await writeCoordinate(store, plan, schema.time_mode.indexed.times);
+    if (plan.kind === "time" && schema.time_mode !== "append")
+      await writeCoordinate(store, plan, schema.time_mode.indexed.times);
   }
   await store.put("zarr.json", encodeZarrJson(groupZarrJson({ ...(schema.attrs ?? {}) })));
 }

@@ -1,4 +1,11 @@
-import { type ArrayLayout, allocTyped, copyStrided, decodeShard, encodeShard, shardKey } from "@zarr-stream/shard";
+import {
+  type ArrayLayout,
+  allocTyped,
+  copyStrided,
+  decodeShard,
+  encodeShard,
+  shardKey,
+} from "@zarr-stream/shard";
 import type { TypedArray } from "@zarr-stream/spec";
 import type { Store } from "@zarr-stream/store";
 import type { ArrayPlan } from "./array-plan.js";
@@ -63,7 +70,12 @@ export class TimeShardBuffers {
       for (const owned of plan.ownedShards) {
         const idx = [...owned];
         idx[plan.timeAxis] = tsi;
-        buffers.push({ plan, idx, data: allocTyped(plan.dtype, product(plan.layout.shardShape)), dirty: false });
+        buffers.push({
+          plan,
+          idx,
+          data: allocTyped(plan.dtype, product(plan.layout.shardShape)),
+          dirty: false,
+        });
       }
     }
     const shard = { buffers, filled: new Set<number>() };
@@ -96,7 +108,15 @@ export class TimeShardBuffers {
     const count = shape.map((n, d) => (d === b.plan.timeAxis ? 1 : n));
     const zeros = allocTyped(b.plan.dtype, product(count));
     const dstStart = shape.map((_, d) => (d === b.plan.timeAxis ? pos : 0));
-    copyStrided(zeros, count, count.map(() => 0), b.data, shape, dstStart, count);
+    copyStrided(
+      zeros,
+      count,
+      count.map(() => 0),
+      b.data,
+      shape,
+      dstStart,
+      count,
+    );
   }
 
   /** Copies record `index`'s arrays (by array name) into the buffers of its time shard. */
@@ -138,7 +158,8 @@ export class TimeShardBuffers {
    */
   async write(tsis: number[], drop: boolean): Promise<string[]> {
     const dirty: { b: ShardBuffer; tsi: number }[] = [];
-    for (const tsi of tsis) for (const b of this.open.get(tsi)?.buffers ?? []) if (b.dirty) dirty.push({ b, tsi });
+    for (const tsi of tsis)
+      for (const b of this.open.get(tsi)?.buffers ?? []) if (b.dirty) dirty.push({ b, tsi });
     const keys: string[] = [];
     await runLimited(
       dirty.map(({ b, tsi }) => async () => {

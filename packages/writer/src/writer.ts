@@ -1,12 +1,12 @@
-import { allocTyped, copyStrided, encodeShard, shardKey } from "@zarr-stream/shard";
 import {
+  blobObjectKey,
+  MANIFEST_KEY,
   readArrayLayout,
   readArrayRegion,
   readOutputManifest,
   readOutputManifestIfPresent,
-  blobObjectKey,
-  MANIFEST_KEY,
 } from "@zarr-stream/reader";
+import { allocTyped, copyStrided, encodeShard, shardKey } from "@zarr-stream/shard";
 import {
   type BlobScope,
   COMMIT_TOKEN_SCHEMA,
@@ -77,7 +77,12 @@ interface WriterInit {
   opts: WriterOptions;
 }
 
-const emptyPending = (): Pending => ({ records: new Map(), statics: new Set(), blobs: new Map(), objects: new Set() });
+const emptyPending = (): Pending => ({
+  records: new Map(),
+  statics: new Set(),
+  blobs: new Map(),
+  objects: new Set(),
+});
 
 function blobId(b: TokenBlob): string {
   return b.scope === "static" ? `static/${b.key}` : `record/${b.record}/${b.key}`;
@@ -94,21 +99,31 @@ function checkRole(role: Role): void {
     (role.kind === "single" ||
       (role.kind === "owner" && Number.isInteger(role.nWriters) && role.nWriters >= 1) ||
       (role.kind === "contributor" && Number.isInteger(role.id) && role.id >= 1));
-  if (!ok) throw new SchemaError(`role ${JSON.stringify(role)} is not single, owner{nWriters >= 1} or contributor{id >= 1}`, "/role");
+  if (!ok)
+    throw new SchemaError(
+      `role ${JSON.stringify(role)} is not single, owner{nWriters >= 1} or contributor{id >= 1}`,
+      "/role",
+    );
 }
 
 /** The store's region handling, shared by create, join and resume: checked before any write. */
 function resolveRegion(schema: StreamSchema, role: Role, region: Region | undefined) {
   const given = region ?? {};
   if (given === null || typeof given !== "object" || Array.isArray(given)) {
-    throw new SchemaError(`region must be an object {dim: [start, stop)}, got ${JSON.stringify(region)}`, "/region");
+    throw new SchemaError(
+      `region must be an object {dim: [start, stop)}, got ${JSON.stringify(region)}`,
+      "/region",
+    );
   }
   const full = normalizeRegion(given, schema.dims, schema.time_dim);
   checkRegionAligned(given, schema.dims, schema.shard_shape);
   if (role.kind === "single") {
     for (const [d, [a, b]] of Object.entries(given)) {
       const len = schema.dims.find(([n]) => n === d)![1];
-      if (a !== 0 || b !== len) throw new ProtocolError(`a Single writer writes the whole domain; region ${d}=[${a}, ${b}) is not [0, ${len})`);
+      if (a !== 0 || b !== len)
+        throw new ProtocolError(
+          `a Single writer writes the whole domain; region ${d}=[${a}, ${b}) is not [0, ${len})`,
+        );
     }
     return { full, named: {} as Region };
   }
@@ -166,10 +181,16 @@ export class ZarrStreamWriter {
       region: full,
       regionDims: this.regionDims,
       isOwner: this.isOwner,
-      timeLength: append ? init.committed.nCommitted : init.schema.time_mode === "append" ? 0 : init.schema.time_mode.indexed.times.length,
+      timeLength: append
+        ? init.committed.nCommitted
+        : init.schema.time_mode === "append"
+          ? 0
+          : init.schema.time_mode.indexed.times.length,
     });
     const bufferPlans = this.plans.filter((p) => p.kind === "var" || (p.kind === "time" && append));
-    const nTimes = append ? 0 : (init.schema.time_mode as { indexed: { times: number[] } }).indexed.times.length;
+    const nTimes = append
+      ? 0
+      : (init.schema.time_mode as { indexed: { times: number[] } }).indexed.times.length;
     this.buffers = new TimeShardBuffers(init.store, bufferPlans, this.shardT, (tsi) =>
       append ? (tsi + 1) * this.shardT : nTimes,
     );
@@ -187,7 +208,8 @@ export class ZarrStreamWriter {
   ): Promise<ZarrStreamWriter> {
     const valid = validateStreamSchema(structuredClone(schema));
     checkRole(role);
-    if (role.kind === "contributor") throw new ProtocolError("a contributor opens a store with join, not create");
+    if (role.kind === "contributor")
+      throw new ProtocolError("a contributor opens a store with join, not create");
     const append = valid.time_mode === "append";
     const version = role.kind === "single" && append && valid.statics.length === 0 ? 1 : 2;
     const nTimes = append ? 0 : (valid.time_mode as { indexed: { times: number[] } }).indexed.times.length;
@@ -196,13 +218,31 @@ export class ZarrStreamWriter {
       nCommitted: 0,
       timeShards: [],
       lastT: null,
-      ...(append ? {} : { entries: Array.from({ length: nTimes }, (_, i) => ({ committed: false, t: (valid.time_mode as { indexed: { times: number[] } }).indexed.times[i]!, generation: 0 })) }),
+      ...(append
+        ? {}
+        : {
+            entries: Array.from({ length: nTimes }, (_, i) => ({
+              committed: false,
+              t: (valid.time_mode as { indexed: { times: number[] } }).indexed.times[i]!,
+              generation: 0,
+            })),
+          }),
       staticsCommitted: [],
       blobs: [],
       createdAt: utcSeconds((opts.now ?? (() => new Date()))()),
     };
     const nWriters = role.kind === "owner" ? role.nWriters : 1;
-    const w = new ZarrStreamWriter({ store, schema: valid, fingerprint: schemaFingerprint(valid), role, region, version, nWriters, committed, opts });
+    const w = new ZarrStreamWriter({
+      store,
+      schema: valid,
+      fingerprint: schemaFingerprint(valid),
+      role,
+      region,
+      version,
+      nWriters,
+      committed,
+      opts,
+    });
     if ((await store.size("zarr.json")) !== undefined || (await store.size(MANIFEST_KEY)) !== undefined) {
       throw new ProtocolError(`${store.url} already holds a store; open it with join or resume`);
     }
@@ -212,13 +252,22 @@ export class ZarrStreamWriter {
   }
 
   /** Seed §5.1 join (contributors): reads the v2 manifest, rebuilds and fingerprint-checks the schema. */
-  static async join(store: Store, role: Role, region: Region = {}, opts: WriterOptions = {}): Promise<ZarrStreamWriter> {
+  static async join(
+    store: Store,
+    role: Role,
+    region: Region = {},
+    opts: WriterOptions = {},
+  ): Promise<ZarrStreamWriter> {
     checkRole(role);
-    if (role.kind !== "contributor") throw new ProtocolError(`join is for contributors; a ${role.kind} uses create or resume`);
+    if (role.kind !== "contributor")
+      throw new ProtocolError(`join is for contributors; a ${role.kind} uses create or resume`);
     const m = await readOutputManifestIfPresent(store);
-    if (m === undefined) throw new ProtocolError(`${store.url} has no ${MANIFEST_KEY}: the owner must create the store first`);
+    if (m === undefined)
+      throw new ProtocolError(`${store.url} has no ${MANIFEST_KEY}: the owner must create the store first`);
     if (m.schema !== "earthsciio/output-manifest/v2") {
-      throw new ProtocolError(`join needs an earthsciio/output-manifest/v2 store; ${store.url} has ${m.schema}`);
+      throw new ProtocolError(
+        `join needs an earthsciio/output-manifest/v2 store; ${store.url} has ${m.schema}`,
+      );
     }
     const w = ZarrStreamWriter.reopen(store, m, role, region, opts);
     await w.reloadOpenTimeShard();
@@ -238,14 +287,18 @@ export class ZarrStreamWriter {
     opts: WriterOptions = {},
   ): Promise<ZarrStreamWriter> {
     checkRole(role);
-    if (at !== undefined && (typeof at !== "number" || Number.isNaN(at))) throw new SchemaError(`resume: at must be a number, got ${at}`, "/at");
+    if (at !== undefined && (typeof at !== "number" || Number.isNaN(at)))
+      throw new SchemaError(`resume: at must be a number, got ${at}`, "/at");
     const m = await readOutputManifest(store);
     if (m.schema === "earthsciio/output-manifest/v1" && role.kind !== "single") {
-      throw new ProtocolError(`${store.url} is a v1 (Single-writer) store; resume it as single, not ${role.kind}`);
+      throw new ProtocolError(
+        `${store.url} is a v1 (Single-writer) store; resume it as single, not ${role.kind}`,
+      );
     }
     const w = ZarrStreamWriter.reopen(store, m, role, region, opts);
     if (w.schema.time_mode !== "append") {
-      if (at !== undefined) throw new ProtocolError("resume of an indexed store truncates nothing: at must be undefined");
+      if (at !== undefined)
+        throw new ProtocolError("resume of an indexed store truncates nothing: at must be undefined");
       return w;
     }
     await w.truncateTo(at);
@@ -253,7 +306,13 @@ export class ZarrStreamWriter {
     return w;
   }
 
-  private static reopen(store: Store, m: OutputManifest, role: Role, region: Region, opts: WriterOptions): ZarrStreamWriter {
+  private static reopen(
+    store: Store,
+    m: OutputManifest,
+    role: Role,
+    region: Region,
+    opts: WriterOptions,
+  ): ZarrStreamWriter {
     let schema: StreamSchema;
     let version: 1 | 2;
     let nWriters = 1;
@@ -267,22 +326,44 @@ export class ZarrStreamWriter {
       nWriters = v2.n_writers;
       const actual = schemaFingerprint(schema);
       if (actual !== v2.fingerprint) {
-        throw new FingerprintMismatch(`${MANIFEST_KEY}: its schema hashes to ${actual}, it records ${v2.fingerprint}`, v2.fingerprint, actual);
+        throw new FingerprintMismatch(
+          `${MANIFEST_KEY}: its schema hashes to ${actual}, it records ${v2.fingerprint}`,
+          v2.fingerprint,
+          actual,
+        );
       }
-      if (role.kind === "single" && nWriters !== 1) throw new ProtocolError(`a store with ${nWriters} writers cannot be resumed by a Single writer`);
+      if (role.kind === "single" && nWriters !== 1)
+        throw new ProtocolError(`a store with ${nWriters} writers cannot be resumed by a Single writer`);
       if (role.kind === "owner" && role.nWriters !== nWriters) {
         throw new ProtocolError(`the store has ${nWriters} writers, the owner says ${role.nWriters}`);
       }
       if (role.kind === "contributor" && role.id >= nWriters) {
-        throw new ProtocolError(`contributor id ${role.id} is out of range: the store has writers 0..${nWriters - 1}`);
+        throw new ProtocolError(
+          `contributor id ${role.id} is out of range: the store has writers 0..${nWriters - 1}`,
+        );
       }
     }
     const fingerprint = schemaFingerprint(schema);
     if (opts.schema !== undefined) {
       const mine = schemaFingerprint(validateStreamSchema(structuredClone(opts.schema)));
-      if (mine !== fingerprint) throw new FingerprintMismatch(`the caller's schema (${mine}) is not the store's (${fingerprint})`, fingerprint, mine);
+      if (mine !== fingerprint)
+        throw new FingerprintMismatch(
+          `the caller's schema (${mine}) is not the store's (${fingerprint})`,
+          fingerprint,
+          mine,
+        );
     }
-    const w = new ZarrStreamWriter({ store, schema, fingerprint, role, region, version, nWriters, committed: stateFromManifest(m), opts });
+    const w = new ZarrStreamWriter({
+      store,
+      schema,
+      fingerprint,
+      role,
+      region,
+      version,
+      nWriters,
+      committed: stateFromManifest(m),
+      opts,
+    });
     w.manifest = m;
     return w;
   }
@@ -293,7 +374,9 @@ export class ZarrStreamWriter {
 
   /** Number of committed records (append) or committed records in the writer's view (indexed). */
   get committedCount(): number {
-    return this.committed.entries ? this.committed.entries.filter((e) => e.committed).length : this.committed.nCommitted;
+    return this.committed.entries
+      ? this.committed.entries.filter((e) => e.committed).length
+      : this.committed.nCommitted;
   }
 
   private assertOpen(): void {
@@ -301,7 +384,8 @@ export class ZarrStreamWriter {
   }
 
   private assertOwner(what: string): void {
-    if (!this.isOwner) throw new ProtocolError(`${what} is the owner's call; writer ${this.writerId} is a contributor`);
+    if (!this.isOwner)
+      throw new ProtocolError(`${what} is the owner's call; writer ${this.writerId} is a contributor`);
   }
 
   private get timeValues(): number[] | undefined {
@@ -311,8 +395,10 @@ export class ZarrStreamWriter {
   /** Seed §6.1: append record; t strictly increasing. Returns the record index. */
   async writeRecord(t: number, arrays: RecordArrays): Promise<number> {
     this.assertOpen();
-    if (this.schema.time_mode !== "append") throw new ProtocolError("writeRecord is for append mode; an indexed store takes writeRecordAt");
-    if (typeof t !== "number" || !Number.isFinite(t)) throw new SchemaError(`t must be a finite number, got ${t}`, "/t");
+    if (this.schema.time_mode !== "append")
+      throw new ProtocolError("writeRecord is for append mode; an indexed store takes writeRecordAt");
+    if (typeof t !== "number" || !Number.isFinite(t))
+      throw new SchemaError(`t must be a finite number, got ${t}`, "/t");
     if (this.lastT !== null && !(t > this.lastT)) {
       throw new SchemaError(`t must be strictly increasing: ${t} after ${this.lastT}`, "/t");
     }
@@ -324,7 +410,8 @@ export class ZarrStreamWriter {
     this.lastT = t;
     this.pending.records.set(index, t);
     if (index % this.shardT === this.shardT - 1) {
-      for (const key of await this.buffers.write([Math.floor(index / this.shardT)], true)) this.pending.objects.add(key);
+      for (const key of await this.buffers.write([Math.floor(index / this.shardT)], true))
+        this.pending.objects.add(key);
     }
     return index;
   }
@@ -333,15 +420,18 @@ export class ZarrStreamWriter {
   async writeRecordAt(index: number, t: number, arrays: RecordArrays): Promise<void> {
     this.assertOpen();
     const times = this.timeValues;
-    if (times === undefined) throw new ProtocolError("writeRecordAt is for indexed mode; an append store takes writeRecord");
+    if (times === undefined)
+      throw new ProtocolError("writeRecordAt is for indexed mode; an append store takes writeRecord");
     if (!Number.isInteger(index) || index < 0 || index >= times.length) {
       throw new SchemaError(`record index ${index} is not an integer in [0, ${times.length})`, "/index");
     }
-    if (!Object.is(t, times[index])) throw new SchemaError(`t ${t} is not times[${index}] = ${times[index]} (bitwise)`, "/t");
+    if (!Object.is(t, times[index]))
+      throw new SchemaError(`t ${t} is not times[${index}] = ${times[index]} (bitwise)`, "/t");
     const prepared = this.prepareArrays(arrays);
     await this.assertRecordWritable(index);
     const tsi = Math.floor(index / this.shardT);
-    if (!this.buffers.has(tsi)) await this.buffers.reload(tsi, (pos) => this.isCommittedInView(tsi * this.shardT + pos));
+    if (!this.buffers.has(tsi))
+      await this.buffers.reload(tsi, (pos) => this.isCommittedInView(tsi * this.shardT + pos));
     this.buffers.put(index, prepared);
     this.pending.records.set(index, t);
     const valid = Math.min(this.shardT, times.length - tsi * this.shardT);
@@ -359,7 +449,9 @@ export class ZarrStreamWriter {
     if (!this.isCommittedInView(index)) return;
     if (!this.isOwner) await this.refreshView();
     if (this.isCommittedInView(index)) {
-      throw new ProtocolError(`record ${index} is committed; the owner must invalidate([${index}]) before it is rewritten`);
+      throw new ProtocolError(
+        `record ${index} is committed; the owner must invalidate([${index}]) before it is rewritten`,
+      );
     }
   }
 
@@ -367,7 +459,10 @@ export class ZarrStreamWriter {
     const committed = () => this.committed.staticsCommitted.includes(name) || this.tokenedStatics.has(name);
     if (!committed()) return;
     if (!this.isOwner) await this.refreshView();
-    if (committed()) throw new ProtocolError(`static ${name} is committed; the owner must invalidateStatics(["${name}"]) first`);
+    if (committed())
+      throw new ProtocolError(
+        `static ${name} is committed; the owner must invalidateStatics(["${name}"]) first`,
+      );
   }
 
   private async refreshView(): Promise<void> {
@@ -379,20 +474,25 @@ export class ZarrStreamWriter {
 
   /** Checks a write_record argument fully before anything is buffered. */
   private prepareArrays(arrays: RecordArrays): Map<string, TypedArray> {
-    if (arrays === null || typeof arrays !== "object") throw new SchemaError("record arrays must be an object {variable: typed array}", "/arrays");
+    if (arrays === null || typeof arrays !== "object")
+      throw new SchemaError("record arrays must be an object {variable: typed array}", "/arrays");
     const vars = new Map(this.plans.filter((p) => p.kind === "var").map((p) => [p.name, p]));
     for (const name of Object.keys(arrays)) {
       const plan = vars.get(name);
-      if (!plan) throw new SchemaError(`unknown variable ${JSON.stringify(name)} in record arrays`, `/arrays/${name}`);
+      if (!plan)
+        throw new SchemaError(`unknown variable ${JSON.stringify(name)} in record arrays`, `/arrays/${name}`);
       if (!plan.supplies) {
-        throw new ProtocolError(`variable ${name} is replicated: only the owner supplies it, not contributor ${this.writerId}`);
+        throw new ProtocolError(
+          `variable ${name} is replicated: only the owner supplies it, not contributor ${this.writerId}`,
+        );
       }
     }
     const out = new Map<string, TypedArray>();
     for (const plan of vars.values()) {
       if (!plan.supplies) continue;
       const a = (arrays as Record<string, TypedArray | undefined>)[plan.name];
-      if (a === undefined) throw new SchemaError(`record arrays lack variable ${plan.name}`, `/arrays/${plan.name}`);
+      if (a === undefined)
+        throw new SchemaError(`record arrays lack variable ${plan.name}`, `/arrays/${plan.name}`);
       checkSuppliedArray(plan, a);
       out.set(plan.name, a);
     }
@@ -404,7 +504,10 @@ export class ZarrStreamWriter {
     this.assertOpen();
     const plan = this.plans.find((p) => p.kind === "static" && p.name === name);
     if (!plan) throw new SchemaError(`unknown static ${JSON.stringify(name)}`, `/statics/${name}`);
-    if (!plan.supplies) throw new ProtocolError(`static ${name} is replicated: only the owner writes it, not contributor ${this.writerId}`);
+    if (!plan.supplies)
+      throw new ProtocolError(
+        `static ${name} is replicated: only the owner writes it, not contributor ${this.writerId}`,
+      );
     checkSuppliedArray(plan, array);
     await this.assertStaticWritable(name);
     const { layout } = plan;
@@ -413,7 +516,15 @@ export class ZarrStreamWriter {
       const buf = allocTyped(plan.dtype, shardLen);
       const lo = idx.map((i, d) => i * layout.shardShape[d]!);
       const count = idx.map((_, d) => Math.min(lo[d]! + layout.shardShape[d]!, layout.shape[d]!) - lo[d]!);
-      copyStrided(array, plan.suppliedFullShape, lo.map((x, d) => x - plan.suppliedStart[d]!), buf, layout.shardShape, lo.map(() => 0), count);
+      copyStrided(
+        array,
+        plan.suppliedFullShape,
+        lo.map((x, d) => x - plan.suppliedStart[d]!),
+        buf,
+        layout.shardShape,
+        lo.map(() => 0),
+        count,
+      );
       const key = shardKey(plan.name, idx);
       await this.store.put(key, await encodeShard(layout, idx, buf));
       this.pending.objects.add(key);
@@ -424,18 +535,23 @@ export class ZarrStreamWriter {
   /** Seed §7 write_blob: a small writer-local payload, committed like records. */
   async writeBlob(scope: BlobScope, key: string, bytes: Uint8Array): Promise<void> {
     this.assertOpen();
-    if (this.manifestVersion === 1) throw new ProtocolError("blobs need a v2 store: create it with role owner{nWriters: 1}");
+    if (this.manifestVersion === 1)
+      throw new ProtocolError("blobs need a v2 store: create it with role owner{nWriters: 1}");
     if (scope !== "static") {
       const r = scope?.record;
       const n = this.timeValues?.length;
       if (!Number.isInteger(r) || r < 0 || (n !== undefined && r >= n)) {
-        throw new SchemaError(`blob scope ${JSON.stringify(scope)}: record must be an integer in range`, "/scope");
+        throw new SchemaError(
+          `blob scope ${JSON.stringify(scope)}: record must be an integer in range`,
+          "/scope",
+        );
       }
     }
     if (!(bytes instanceof Uint8Array)) throw new SchemaError("blob bytes must be a Uint8Array", "/bytes");
     const objectKey = blobObjectKey(scope, this.writerId, key);
     await this.store.put(objectKey, bytes);
-    const entry: TokenBlob = scope === "static" ? { scope: "static", key } : { scope: "record", record: scope.record, key };
+    const entry: TokenBlob =
+      scope === "static" ? { scope: "static", key } : { scope: "record", record: scope.record, key };
     this.pending.blobs.set(blobId(entry), entry);
     this.pending.objects.add(objectKey);
   }
@@ -486,7 +602,8 @@ export class ZarrStreamWriter {
       nCommitted: state.nCommitted,
       isRecordCommitted: (i) => state.entries?.[i]?.committed === true,
       committedStatics: new Set(state.staticsCommitted),
-      isStaticPartitioned: (name, regionDims) => isPartitioned(this.schema.statics.find((s) => s.name === name)!.dims, regionDims),
+      isStaticPartitioned: (name, regionDims) =>
+        isPartitioned(this.schema.statics.find((s) => s.name === name)!.dims, regionDims),
     });
     const next: CommittedState = structuredClone(state);
     if (next.entries) {
@@ -508,14 +625,19 @@ export class ZarrStreamWriter {
       await writeTimeShapes(this.store, this.plans, next.nCommitted);
     }
     next.staticsCommitted = [...new Set([...next.staticsCommitted, ...verified.statics])].sort();
-    const blobKey = (b: { scope: string; record?: number; writer: number; key: string }) => `${b.scope}/${b.record}/${b.writer}/${b.key}`;
+    const blobKey = (b: { scope: string; record?: number; writer: number; key: string }) =>
+      `${b.scope}/${b.record}/${b.writer}/${b.key}`;
     const blobs = new Map(next.blobs.map((b) => [blobKey(b), b]));
     for (const b of verified.blobs) blobs.set(blobKey(b), b);
     next.blobs = [...blobs.values()].sort(compareBlobs);
     next.commitSeq += 1;
     this.committed = next;
     const manifest = await this.writeManifest();
-    return { commit_seq: next.commitSeq, n_committed: this.committedCount, manifest: manifest as OutputManifestV2 };
+    return {
+      commit_seq: next.commitSeq,
+      n_committed: this.committedCount,
+      manifest: manifest as OutputManifestV2,
+    };
   }
 
   private async writeManifest(): Promise<OutputManifest> {
@@ -526,7 +648,8 @@ export class ZarrStreamWriter {
       regionDims: this.regionDims,
       baseUrl: this.baseUrl,
     };
-    const m = this.manifestVersion === 1 ? buildManifestV1(id, this.committed) : buildManifestV2(id, this.committed);
+    const m =
+      this.manifestVersion === 1 ? buildManifestV1(id, this.committed) : buildManifestV2(id, this.committed);
     await this.store.put(MANIFEST_KEY, serializeManifest(m));
     this.manifest = m;
     return m;
@@ -537,9 +660,11 @@ export class ZarrStreamWriter {
     this.assertOpen();
     this.assertOwner("invalidate");
     const entries = this.committed.entries;
-    if (!entries) throw new ProtocolError("invalidate is for indexed stores: append records are never rewritten");
+    if (!entries)
+      throw new ProtocolError("invalidate is for indexed stores: append records are never rewritten");
     for (const i of indices) {
-      if (!Number.isInteger(i) || i < 0 || i >= entries.length) throw new SchemaError(`invalidate: index ${i} is not in [0, ${entries.length})`, "/indices");
+      if (!Number.isInteger(i) || i < 0 || i >= entries.length)
+        throw new SchemaError(`invalidate: index ${i} is not in [0, ${entries.length})`, "/indices");
     }
     const drop = new Set(indices);
     for (const i of drop) entries[i]!.committed = false;
@@ -553,7 +678,8 @@ export class ZarrStreamWriter {
     this.assertOpen();
     this.assertOwner("invalidateStatics");
     for (const n of names) {
-      if (!this.schema.statics.some((s) => s.name === n)) throw new SchemaError(`invalidateStatics: unknown static ${JSON.stringify(n)}`, "/names");
+      if (!this.schema.statics.some((s) => s.name === n))
+        throw new SchemaError(`invalidateStatics: unknown static ${JSON.stringify(n)}`, "/names");
     }
     this.committed.staticsCommitted = this.committed.staticsCommitted.filter((s) => !names.includes(s));
     this.committed.commitSeq += 1;
@@ -567,7 +693,10 @@ export class ZarrStreamWriter {
   async close(tokens: CommitToken[] = []): Promise<OutputManifest | undefined> {
     this.assertOpen();
     if (this.role.kind === "contributor") {
-      if (this.hasPending()) throw new ProtocolError(`contributor ${this.writerId} has unflushed data: flush and deliver its token before close`);
+      if (this.hasPending())
+        throw new ProtocolError(
+          `contributor ${this.writerId} has unflushed data: flush and deliver its token before close`,
+        );
       this.closed = true;
       return undefined;
     }
@@ -592,7 +721,12 @@ export class ZarrStreamWriter {
     let times: Float64Array | undefined;
     if (at !== undefined && n > 0) {
       const layout = await readArrayLayout(this.store, timePlan.name);
-      times = (await readArrayRegion(this.store, timePlan.name, { ...layout, shape: [Math.max(n, layout.shape[0]!)] }, [[0, n]])) as Float64Array;
+      times = (await readArrayRegion(
+        this.store,
+        timePlan.name,
+        { ...layout, shape: [Math.max(n, layout.shape[0]!)] },
+        [[0, n]],
+      )) as Float64Array;
       keep = 0;
       while (keep < n && times[keep]! <= at) keep++;
     }
@@ -603,7 +737,12 @@ export class ZarrStreamWriter {
         next.timeShards = [];
         for (let start = 0; start < keep; start += this.shardT) {
           const end = Math.min(start + this.shardT, keep);
-          next.timeShards.push({ index: start / this.shardT, t_start: times![start]!, t_end: times![end - 1]!, n: end - start });
+          next.timeShards.push({
+            index: start / this.shardT,
+            t_start: times![start]!,
+            t_end: times![end - 1]!,
+            n: end - start,
+          });
         }
         next.lastT = keep > 0 ? times![keep - 1]! : null;
         next.blobs = next.blobs.filter((b) => b.scope !== "record" || b.record! < keep);

@@ -1,5 +1,11 @@
 import { readOutputManifest, readRecord, readStatic } from "@zarr-stream/reader";
-import { fillGenerated, type Region, type StreamDType, type StreamSchema, type TypedArray } from "@zarr-stream/spec";
+import {
+  fillGenerated,
+  type Region,
+  type StreamDType,
+  type StreamSchema,
+  type TypedArray,
+} from "@zarr-stream/spec";
 import { MemoryStore, type Store, snapshotStore } from "@zarr-stream/store";
 
 /** time x lat 4 x lon 6, shards {time 2, lat 2, lon 6} (or lon 3 when splitLon), chunks {1, 1, 3}. */
@@ -21,13 +27,22 @@ export function gridSchema(over: Partial<StreamSchema> = {}, splitLon = false): 
     chunk_shape: { time: 1, lat: 1, lon: 3 },
     shard_shape: { time: 2, lat: 2, lon: splitLon ? 3 : 6 },
     profile: "diagnostic",
-    coords: { lat: { values: [0, 1, 2, 3], attrs: { units: "degrees_north" } }, time: { attrs: { units: "s" } } },
+    coords: {
+      lat: { values: [0, 1, 2, 3], attrs: { units: "degrees_north" } },
+      time: { attrs: { units: "s" } },
+    },
     attrs: { title: "test" },
     ...over,
   };
 }
 
-export const SEEDS: Record<string, number> = { temperature: 1000, zonal: 2000, total: 3000, area: 7, mask: 11 };
+export const SEEDS: Record<string, number> = {
+  temperature: 1000,
+  zonal: 2000,
+  total: 3000,
+  area: 7,
+  mask: 11,
+};
 
 /** Seed §10 generator values of record r for every variable the writer supplies, over its region. */
 export function recordArrays(
@@ -47,7 +62,11 @@ export function recordArrays(
   return out;
 }
 
-export function boxOf(schema: StreamSchema, dims: string[], region: Region): Record<string, [number, number]> {
+export function boxOf(
+  schema: StreamSchema,
+  dims: string[],
+  region: Region,
+): Record<string, [number, number]> {
   const box: Record<string, [number, number]> = {};
   for (const d of dims) box[d] = region[d] ?? [0, schema.dims.find(([n]) => n === d)![1]];
   return box;
@@ -64,7 +83,8 @@ export async function committedDump(store: Store): Promise<string> {
   const out: unknown[] = [m.schema, m.n_records];
   const indexed = m.schema === "earthsciio/output-manifest/v2" && m.time_mode === "indexed";
   for (let i = 0; i < m.n_records; i++) {
-    if (indexed && !(m as { records?: { entries: { committed: boolean }[] } }).records?.entries[i]?.committed) continue;
+    if (indexed && !(m as { records?: { entries: { committed: boolean }[] } }).records?.entries[i]?.committed)
+      continue;
     for (const v of m.vars) {
       const r = await readRecord(store, v.name, i, undefined, { manifest: m });
       out.push([i, v.name, r.shape, Array.from(r.data as ArrayLike<number | bigint>, String)]);

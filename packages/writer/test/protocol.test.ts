@@ -1,7 +1,13 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { readOutputManifest, readRecord } from "@zarr-stream/reader";
-import { CommitError, NotCommitted, ProtocolError, type CommitToken, type OutputManifestV2 } from "@zarr-stream/spec";
+import {
+  CommitError,
+  type CommitToken,
+  NotCommitted,
+  type OutputManifestV2,
+  ProtocolError,
+} from "@zarr-stream/spec";
 import { ZarrStreamWriter } from "../src/index.js";
 import { bytesOf, committedDump, gridSchema, newStore, recordArrays } from "./helpers.js";
 
@@ -36,7 +42,10 @@ async function tiledRun(n: number) {
   for (let r = 0; r < n; r++) {
     await owner.writeRecord(T[r]!, recordArrays(schema, r, regions[0]!));
     for (const w of others) {
-      await w.writeRecord(T[r]!, recordArrays(schema, r, regions[w.writerId]!, (_, p) => p));
+      await w.writeRecord(
+        T[r]!,
+        recordArrays(schema, r, regions[w.writerId]!, (_, p) => p),
+      );
     }
   }
   const tokens = await Promise.all(others.map((w) => w.flush()));
@@ -53,7 +62,13 @@ describe("§5 roles and protocol", () => {
     assert.equal(m.commit_seq, 0);
     assert.equal(m.n_records, 0);
     const keys = await store.list("");
-    for (const k of ["zarr.json", "temperature/zarr.json", "time/zarr.json", "lat/zarr.json", "output_manifest.json"]) {
+    for (const k of [
+      "zarr.json",
+      "temperature/zarr.json",
+      "time/zarr.json",
+      "lat/zarr.json",
+      "output_manifest.json",
+    ]) {
       assert.ok(keys.includes(k), `${k} missing from ${keys}`);
     }
   });
@@ -85,15 +100,15 @@ describe("§5 roles and protocol", () => {
   it("§4 every shard object has exactly one writer (tokens' objects are disjoint)", async () => {
     const store = newStore();
     const schema = gridSchema({}, true);
-    const regions = [
-      { lat: [0, 2] as [number, number] },
-      { lat: [2, 4] as [number, number] },
-    ];
+    const regions = [{ lat: [0, 2] as [number, number] }, { lat: [2, 4] as [number, number] }];
     const owner = await ZarrStreamWriter.create(store, schema, { kind: "owner", nWriters: 2 }, regions[0]);
     const c = await ZarrStreamWriter.join(store, { kind: "contributor", id: 1 }, regions[1]);
     for (let r = 0; r < 4; r++) {
       await owner.writeRecord(T[r]!, recordArrays(schema, r, regions[0]!));
-      await c.writeRecord(T[r]!, recordArrays(schema, r, regions[1]!, (_, p) => p));
+      await c.writeRecord(
+        T[r]!,
+        recordArrays(schema, r, regions[1]!, (_, p) => p),
+      );
     }
     const t1 = await c.flush();
     const t0 = await owner.flush();
@@ -121,11 +136,29 @@ describe("§5 roles and protocol", () => {
       [{ lat: [0, 2] as [number, number] }, "overlap"],
     ] as const) {
       const store = newStore();
-      const schema = gridSchema({ dims: [["time", 0], ["lat", 6], ["lon", 6]], coords: {} }, true);
-      const owner = await ZarrStreamWriter.create(store, schema, { kind: "owner", nWriters: 2 }, { lat: [0, 2] });
+      const schema = gridSchema(
+        {
+          dims: [
+            ["time", 0],
+            ["lat", 6],
+            ["lon", 6],
+          ],
+          coords: {},
+        },
+        true,
+      );
+      const owner = await ZarrStreamWriter.create(
+        store,
+        schema,
+        { kind: "owner", nWriters: 2 },
+        { lat: [0, 2] },
+      );
       const c = await ZarrStreamWriter.join(store, { kind: "contributor", id: 1 }, r1);
       await owner.writeRecord(0, recordArrays(schema, 0, { lat: [0, 2] }));
-      await c.writeRecord(0, recordArrays(schema, 0, r1, (_, p) => p));
+      await c.writeRecord(
+        0,
+        recordArrays(schema, 0, r1, (_, p) => p),
+      );
       const t1 = await c.flush();
       const t0 = await owner.flush();
       const before = await bytesOf(store);
@@ -137,7 +170,7 @@ describe("§5 roles and protocol", () => {
       assert.equal(err.reason, reason === "ok" ? "gap" : "overlap");
       assert.deepEqual(err.writers.sort(), reason === "ok" ? err.writers.sort() : [0, 1]);
       assert.deepEqual(await bytesOf(store), before);
-      assert.equal((await readOutputManifest(store) as OutputManifestV2).commit_seq, 0);
+      assert.equal(((await readOutputManifest(store)) as OutputManifestV2).commit_seq, 0);
     }
   });
 
@@ -147,7 +180,10 @@ describe("§5 roles and protocol", () => {
     const owner = await ZarrStreamWriter.create(s2, schema, { kind: "owner", nWriters: 2 }, { lat: [0, 2] });
     const c = await ZarrStreamWriter.join(s2, { kind: "contributor", id: 1 }, { lat: [2, 4] });
     await owner.writeRecord(0.1, recordArrays(schema, 0, { lat: [0, 2] }));
-    await c.writeRecord(0.1, recordArrays(schema, 0, { lat: [2, 4] }, (_, p) => p));
+    await c.writeRecord(
+      0.1,
+      recordArrays(schema, 0, { lat: [2, 4] }, (_, p) => p),
+    );
     const t0 = await owner.flush();
     const t1 = await c.flush();
     const before = await bytesOf(s2);
@@ -157,15 +193,50 @@ describe("§5 roles and protocol", () => {
       return t;
     };
     const cases: [string, CommitToken[]][] = [
-      ["fingerprint", [t0, mutate((t) => { t.fingerprint = `sha256:${"0".repeat(64)}`; })]],
-      ["records", [t0, mutate((t) => { t.records[0]!.t = 0.10000000000000002; })]],
-      ["records", [t0, mutate((t) => { t.records.push({ index: 1, t: 5 }); })]],
+      [
+        "fingerprint",
+        [
+          t0,
+          mutate((t) => {
+            t.fingerprint = `sha256:${"0".repeat(64)}`;
+          }),
+        ],
+      ],
+      [
+        "records",
+        [
+          t0,
+          mutate((t) => {
+            t.records[0]!.t = 0.10000000000000002;
+          }),
+        ],
+      ],
+      [
+        "records",
+        [
+          t0,
+          mutate((t) => {
+            t.records.push({ index: 1, t: 5 });
+          }),
+        ],
+      ],
       ["writers", [t0, t0]],
       ["writers", [t0]],
-      ["writers", [t0, mutate((t) => { t.writer = 2; })]],
+      [
+        "writers",
+        [
+          t0,
+          mutate((t) => {
+            t.writer = 2;
+          }),
+        ],
+      ],
     ];
     for (const [reason, tokens] of cases) {
-      await assert.rejects(owner.commit(tokens), (e: unknown) => e instanceof CommitError && e.reason === reason);
+      await assert.rejects(
+        owner.commit(tokens),
+        (e: unknown) => e instanceof CommitError && e.reason === reason,
+      );
     }
     assert.deepEqual(await bytesOf(s2), before);
     const receipt = await owner.commit([t0, t1]);
@@ -180,7 +251,11 @@ describe("§5 roles and protocol", () => {
     assert.equal((await owner.commit([t])).commit_seq, 1);
     assert.equal((await owner.commit([await owner.flush()])).commit_seq, 2);
     const s = newStore();
-    const single = await ZarrStreamWriter.create(s, gridSchema({ statics: [{ name: "area", dims: ["lat", "lon"], dtype: "float32" }] }), { kind: "single" });
+    const single = await ZarrStreamWriter.create(
+      s,
+      gridSchema({ statics: [{ name: "area", dims: ["lat", "lon"], dtype: "float32" }] }),
+      { kind: "single" },
+    );
     const before = await bytesOf(s);
     const empty = await single.flush();
     assert.deepEqual([empty.records, empty.statics, empty.blobs, empty.objects], [[], [], [], []]);
@@ -192,7 +267,10 @@ describe("§5 roles and protocol", () => {
     const schema = gridSchema({}, true);
     await ZarrStreamWriter.create(store, schema, { kind: "owner", nWriters: 2 }, { lat: [0, 2] });
     const c = await ZarrStreamWriter.join(store, { kind: "contributor", id: 1 }, { lat: [2, 4] });
-    await c.writeRecord(0, recordArrays(schema, 0, { lat: [2, 4] }, (_, p) => p));
+    await c.writeRecord(
+      0,
+      recordArrays(schema, 0, { lat: [2, 4] }, (_, p) => p),
+    );
     await assert.rejects(c.close(), ProtocolError);
     await c.flush();
     assert.equal(await c.close(), undefined);
