@@ -44,7 +44,10 @@ export interface StreamSchema {
 /** {dim: [start, stop)} over non-time dims, 0-based, half-open; omitted dims are full extent. */
 export type Region = Record<string, [number, number]>;
 
-export type Role = { kind: "single" } | { kind: "owner"; nWriters: number } | { kind: "contributor"; id: number };
+export type Role =
+  | { kind: "single" }
+  | { kind: "owner"; nWriters: number }
+  | { kind: "contributor"; id: number };
 
 export type BlobScope = "static" | { record: number };
 
@@ -155,7 +158,10 @@ export type TypedArray =
   | BigUint64Array;
 
 /** Row-major arrays in region shape, time dim removed, keyed by variable name. */
-export type RecordArrays = Record<string, Float64Array | Float32Array | Int32Array | BigInt64Array | Uint8Array>;
+export type RecordArrays = Record<
+  string,
+  Float64Array | Float32Array | Int32Array | BigInt64Array | Uint8Array
+>;
 
 export interface CommitReceipt {
   commit_seq: number;

@@ -22,4 +22,13 @@ export interface Store {
   delete(key: string): Promise<void>;
   /** Every key that starts with prefix ("" lists all), sorted by code unit. */
   list(prefix: string): Promise<string[]>;
+  /** The object with an opaque version tag (S3: ETag), or undefined when absent. */
+  getVersioned?(key: string): Promise<{ bytes: Uint8Array; version: string } | undefined>;
+  /**
+   * Atomic compare-and-swap: writes only when the current version equals `expected` (null = must be
+   * absent). Returns the new version, or undefined when the precondition failed (S3: If-Match /
+   * If-None-Match → 412). Exclusive only against other putIfVersion calls on the key: every writer of a
+   * key guarded this way must use putIfVersion, never put.
+   */
+  putIfVersion?(key: string, bytes: Uint8Array, expected: string | null): Promise<string | undefined>;
 }

@@ -1,0 +1,312 @@
+import { crc32c, decode, encode } from "@zarr-stream/codecs";
+import { CorruptShard, SchemaError, type TypedArray } from "@zarr-stream/spec";
+import { allocTyped, allZeroBytes, bytesOf, itemSize, matchesDType, viewAs } from "./dtype.js";
+import { checkShardIndex, forEachIndex, linearIndex, product } from "./grid.js";
+import { type ArrayLayout, chunksPerShard, validateLayout } from "./metadata.js";
+import { copyStrided } from "./strided.js";
+
+/**
+ * A parsed shard index: entry i describes inner chunk i in C order over the shard's chunk grid. Missing
+ * chunks (the all-ones sentinel on disk) have offset and nbytes -1.
+ */
+export interface ShardIndex {
+  offsets: Float64Array;
+  nbytes: Float64Array;
+}
+
+const MISSING = 0xffff_ffff_ffff_ffffn;
+
+/** Bytes of the index plus its CRC-32C trailer: 16 per inner chunk + 4. */
+export function shardIndexByteLength(layout: ArrayLayout): number {
+  return 16 * product(chunksPerShard(layout)) + 4;
+}
+
+function corrupt(key: string, reason: string): CorruptShard {
+  return new CorruptShard(`shard ${JSON.stringify(key)}: ${reason}`, key);
+}
+
+/**
+ * Checks the CRC and that every present entry lies inside the object's data area (between the bodies'
+ * start and the index), then returns the entries. `objectSize` may be Infinity when only the index was
+ * fetched; the caller then checks the upper bound when it reads the bodies.
+ */
+export async function parseShardIndex(
+  layout: ArrayLayout,
+  indexWithCrc: Uint8Array,
+  objectSize: number,
+  key = "",
+): Promise<ShardIndex> {
+  const indexLen = shardIndexByteLength(layout);
+  if (indexWithCrc.byteLength !== indexLen) {
+    throw corrupt(key, `index is ${indexWithCrc.byteLength} bytes, expected ${indexLen}`);
+  }
+  if (objectSize < indexLen)
+    throw corrupt(key, `object is ${objectSize} bytes, shorter than its ${indexLen}-byte index`);
+  const view = new DataView(indexWithCrc.buffer, indexWithCrc.byteOffset, indexLen);
+  const n = (indexLen - 4) / 16;
+  const stored = view.getUint32(n * 16, true);
+  const actual = await crc32c(indexWithCrc.subarray(0, n * 16));
+  if (stored !== actual) throw corrupt(key, `index CRC-32C is ${hex(stored)}, computed ${hex(actual)}`);
+
+  const atStart = layout.indexLocation === "start";
+  const lo = BigInt(atStart ? indexLen : 0);
+  const hi = Number.isFinite(objectSize)
+    ? BigInt(atStart ? objectSize : objectSize - indexLen)
+    : BigInt(Number.MAX_SAFE_INTEGER);
+  const offsets = new Float64Array(n);
+  const nbytes = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    const o = view.getBigUint64(16 * i, true);
+    const len = view.getBigUint64(16 * i + 8, true);
+    if (o === MISSING && len === MISSING) {
+      offsets[i] = -1;
+      nbytes[i] = -1;
+      continue;
+    }
+    if (o === MISSING || len === MISSING)
+      throw corrupt(key, `index entry ${i} is half missing (${o}, ${len})`);
+    if (len === 0n) throw corrupt(key, `index entry ${i} has zero length`);
+    if (o < lo || o + len > hi) {
+      throw corrupt(key, `index entry ${i} [${o}, ${o + len}) lies outside the data area [${lo}, ${hi})`);
+    }
+    offsets[i] = Number(o);
+    nbytes[i] = Number(len);
+  }
+  return { offsets, nbytes };
+}
+
+function hex(x: number): string {
+  return `0x${x.toString(16).padStart(8, "0")}`;
+}
+
+function checkShardBuffer(layout: ArrayLayout, data: TypedArray, where: string, pointer: string): void {
+  const n = product(layout.shardShape);
+  if (!matchesDType(data, layout.dtype) || data.length !== n) {
+    throw new SchemaError(
+      `${where}: ${pointer.slice(1)} must be a ${layout.dtype} typed array of ${n} elements (shard [${layout.shardShape}]), got ${data.constructor.name}(${data.length})`,
+      pointer,
+      where,
+    );
+  }
+}
+
+/** True when the box [0, count) of a chunk is contiguous in the row-major shard buffer (no copy needed). */
+function isContiguous(start: readonly number[], count: readonly number[], shape: readonly number[]): boolean {
+  let d = 0;
+  while (d < count.length && count[d] === 1) d++;
+  for (let k = d + 1; k < count.length; k++) if (count[k] !== shape[k] || start[k] !== 0) return false;
+  return true;
+}
+
+interface InnerChunk {
+  linear: number;
+  /** Origin inside the shard buffer. */
+  origin: number[];
+  /** Extent inside the array's shape (the rest of the chunk is past the array's edge). */
+  valid: number[];
+}
+
+function innerChunks(layout: ArrayLayout, shardIndex: readonly number[]): InnerChunk[] {
+  const grid = chunksPerShard(layout);
+  const out: InnerChunk[] = [];
+  forEachIndex(
+    grid.map(() => 0),
+    grid,
+    (idx) => {
+      const origin = idx.map((i, d) => i * layout.chunkShape[d]!);
+      const valid = origin.map((o, d) => {
+        const arrayOrigin = shardIndex[d]! * layout.shardShape[d]! + o;
+        return Math.max(0, Math.min(layout.chunkShape[d]!, layout.shape[d]! - arrayOrigin));
+      });
+      out.push({ linear: linearIndex(idx, grid), origin, valid });
+    },
+  );
+  return out;
+}
+
+/** The chunk's elements in its own C order: a view when contiguous in the shard buffer, else a copy. */
+function extractChunk(layout: ArrayLayout, data: TypedArray, origin: number[]): TypedArray {
+  const { chunkShape, shardShape } = layout;
+  const size = product(chunkShape);
+  if (isContiguous(origin, chunkShape, shardShape)) {
+    let start = 0;
+    for (let d = 0; d < origin.length; d++) start = start * shardShape[d]! + origin[d]!;
+    return data.subarray(start, start + size);
+  }
+  const chunk = allocTyped(layout.dtype, size);
+  copyStrided(
+    data,
+    shardShape,
+    origin,
+    chunk,
+    chunkShape,
+    chunkShape.map(() => 0),
+    chunkShape,
+  );
+  return chunk;
+}
+
+function validPartIsZero(layout: ArrayLayout, chunk: TypedArray, valid: number[]): boolean {
+  if (valid.every((v, d) => v === layout.chunkShape[d])) return allZeroBytes(bytesOf(chunk));
+  const part = allocTyped(layout.dtype, product(valid));
+  const zeros = valid.map(() => 0);
+  copyStrided(chunk, layout.chunkShape, zeros, part, valid, zeros, valid);
+  return allZeroBytes(bytesOf(part));
+}
+
+/**
+ * Encodes one shard object from the full shard-shaped buffer `data` (C order). Inner chunks wholly past
+ * the array's shape, or whose in-shape part is all zero, are left out (the index marks them missing).
+ * Chunks are compressed concurrently; `data` must not change until the promise settles.
+ */
+export async function encodeShard(
+  layout: ArrayLayout,
+  shardIndex: number[],
+  data: TypedArray,
+): Promise<Uint8Array> {
+  validateLayout(layout);
+  checkShardIndex(layout, shardIndex, "encodeShard");
+  checkShardBuffer(layout, data, "encodeShard", "/data");
+
+  const chunks = innerChunks(layout, shardIndex);
+  const bodies = await Promise.all(
+    chunks.map((c) => {
+      if (c.valid.some((v) => v === 0)) return undefined;
+      const chunk = extractChunk(layout, data, c.origin);
+      if (validPartIsZero(layout, chunk, c.valid)) return undefined;
+      return encode(layout.codec, bytesOf(chunk));
+    }),
+  );
+
+  const indexLen = shardIndexByteLength(layout);
+  const n = chunks.length;
+  let bodyBytes = 0;
+  for (const b of bodies) bodyBytes += b?.byteLength ?? 0;
+  const out = new Uint8Array(bodyBytes + indexLen);
+  const atStart = layout.indexLocation === "start";
+  const indexAt = atStart ? 0 : bodyBytes;
+  const view = new DataView(out.buffer, indexAt, indexLen);
+  let pos = atStart ? indexLen : 0;
+  for (let i = 0; i < n; i++) {
+    const body = bodies[i];
+    if (body === undefined) {
+      view.setBigUint64(16 * i, MISSING, true);
+      view.setBigUint64(16 * i + 8, MISSING, true);
+      continue;
+    }
+    out.set(body, pos);
+    view.setBigUint64(16 * i, BigInt(pos), true);
+    view.setBigUint64(16 * i + 8, BigInt(body.byteLength), true);
+    pos += body.byteLength;
+  }
+  view.setUint32(16 * n, await crc32c(out.subarray(indexAt, indexAt + 16 * n)), true);
+  return out;
+}
+
+/**
+ * Decodes one chunk body; any codec failure or a wrong decoded length is CorruptShard naming the key,
+ * so bad bytes never turn into values.
+ */
+export async function decodeChunk(
+  layout: ArrayLayout,
+  body: Uint8Array,
+  key: string,
+  chunk: number,
+): Promise<TypedArray> {
+  const expected = product(layout.chunkShape) * itemSize(layout.dtype);
+  let raw: Uint8Array;
+  try {
+    raw = await decode(layout.codec, body, expected, key);
+  } catch (e) {
+    if (e instanceof CorruptShard) throw e;
+    throw corrupt(key, `inner chunk ${chunk} does not decode: ${(e as Error).message}`);
+  }
+  if (raw.byteLength !== expected) {
+    throw corrupt(key, `inner chunk ${chunk} decoded to ${raw.byteLength} bytes, expected ${expected}`);
+  }
+  return viewAs(layout.dtype, raw);
+}
+
+/** Read-only zeros per dtype, grown on demand, so zeroing a missing chunk's box allocates nothing. */
+const zeroSources = new Map<string, TypedArray>();
+
+function zerosOf(layout: ArrayLayout, n: number): TypedArray {
+  let z = zeroSources.get(layout.dtype);
+  if (z === undefined || z.length < n) {
+    z = allocTyped(layout.dtype, n);
+    zeroSources.set(layout.dtype, z);
+  }
+  return z.subarray(0, n);
+}
+
+/** Zeroes the box of a missing chunk in `out`, which the caller did not allocate fresh. */
+export function zeroBox(
+  layout: ArrayLayout,
+  out: TypedArray,
+  outShape: number[],
+  start: number[],
+  count: number[],
+) {
+  const zeros = zerosOf(layout, product(count));
+  copyStrided(
+    zeros,
+    count,
+    count.map(() => 0),
+    out,
+    outShape,
+    start,
+    count,
+  );
+}
+
+/**
+ * Decodes a whole shard object into a shard-shaped C-order buffer (reusing `out` when given); missing
+ * inner chunks are zero. Verifies the index CRC, every index entry's bounds and every chunk's decoded
+ * length; any inconsistency is CorruptShard naming `key`.
+ */
+export async function decodeShard(
+  layout: ArrayLayout,
+  bytes: Uint8Array,
+  key = "",
+  out?: TypedArray,
+): Promise<TypedArray> {
+  validateLayout(layout);
+  if (out !== undefined) checkShardBuffer(layout, out, "decodeShard", "/out");
+  const indexLen = shardIndexByteLength(layout);
+  if (bytes.byteLength < indexLen) {
+    throw corrupt(key, `object is ${bytes.byteLength} bytes, shorter than its ${indexLen}-byte index`);
+  }
+  const indexBytes =
+    layout.indexLocation === "start"
+      ? bytes.subarray(0, indexLen)
+      : bytes.subarray(bytes.byteLength - indexLen);
+  const index = await parseShardIndex(layout, indexBytes, bytes.byteLength, key);
+
+  const fresh = out === undefined;
+  const result = out ?? allocTyped(layout.dtype, product(layout.shardShape));
+  const { chunkShape, shardShape } = layout;
+  const zeros = chunkShape.map(() => 0);
+  const grid = chunksPerShard(layout);
+  const tasks: Promise<void>[] = [];
+  forEachIndex(
+    grid.map(() => 0),
+    grid,
+    (idx) => {
+      const i = linearIndex(idx, grid);
+      const origin = idx.map((k, d) => k * chunkShape[d]!);
+      const o = index.offsets[i]!;
+      if (o < 0) {
+        if (!fresh) zeroBox(layout, result, shardShape, origin, chunkShape);
+        return;
+      }
+      const body = bytes.subarray(o, o + index.nbytes[i]!);
+      tasks.push(
+        decodeChunk(layout, body, key, i).then((chunk) =>
+          copyStrided(chunk, chunkShape, zeros, result, shardShape, origin, chunkShape),
+        ),
+      );
+    },
+  );
+  await Promise.all(tasks);
+  return result;
+}

@@ -1,0 +1,140 @@
+import type { DType, TypedArray } from "@zarr-stream/spec";
+import { MemoryStore, type Store } from "@zarr-stream/store";
+import type { ArrayLayout } from "../src/index.js";
+
+export const STREAM_DTYPES: DType[] = ["float64", "float32", "int32", "int64", "uint8"];
+export const ALL_DTYPES: DType[] = [...STREAM_DTYPES, "uint32", "uint64"];
+
+export function product(xs: readonly number[]): number {
+  return xs.reduce((a, b) => a * b, 1);
+}
+
+/** Deterministic bytes (xorshift32) so a failing seed reproduces; raw bytes also make NaN payloads. */
+export function randomBytes(n: number, seed: number): Uint8Array {
+  const out = new Uint8Array(n);
+  let s = seed >>> 0 || 0x9e3779b9;
+  for (let i = 0; i < n; i++) {
+    s ^= s << 13;
+    s >>>= 0;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    s >>>= 0;
+    out[i] = s & 0xff;
+  }
+  return out;
+}
+
+export function bytesOf(a: TypedArray): Uint8Array {
+  return new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+}
+
+/** The naive reference: element k of the row-major box, visited by decomposing k, one element at a time. */
+export function naiveBoxOffsets(
+  shape: readonly number[],
+  start: readonly number[],
+  count: readonly number[],
+): number[] {
+  const n = product(count);
+  const out: number[] = [];
+  for (let k = 0; k < n; k++) {
+    let rem = k;
+    const idx = new Array<number>(count.length);
+    for (let d = count.length - 1; d >= 0; d--) {
+      idx[d] = rem % count[d]!;
+      rem = Math.floor(rem / count[d]!);
+    }
+    let off = 0;
+    for (let d = 0; d < shape.length; d++) off = off * shape[d]! + start[d]! + idx[d]!;
+    out.push(off);
+  }
+  return out;
+}
+
+/** Copies a box element by element through byte views (the bitwise reference for copyStrided). */
+export function naiveCopy(
+  src: TypedArray,
+  srcShape: number[],
+  srcStart: number[],
+  dst: TypedArray,
+  dstShape: number[],
+  dstStart: number[],
+  count: number[],
+): void {
+  const size = src.BYTES_PER_ELEMENT;
+  const s = bytesOf(src);
+  const t = bytesOf(dst);
+  const from = naiveBoxOffsets(srcShape, srcStart, count);
+  const to = naiveBoxOffsets(dstShape, dstStart, count);
+  from.forEach((f, i) => {
+    for (let b = 0; b < size; b++) t[to[i]! * size + b] = s[f * size + b]!;
+  });
+}
+
+export function layoutOf(
+  partial: Partial<ArrayLayout> &
+    Pick<ArrayLayout, "shape" | "shardShape" | "chunkShape" | "dtype" | "codec">,
+): ArrayLayout {
+  return {
+    dimensionNames: partial.shape.map((_, i) => `d${i}`),
+    attributes: {},
+    ...partial,
+  };
+}
+
+export interface CallLog {
+  get: number;
+  getSuffix: number;
+  getRange: { offset: number; length: number }[];
+}
+
+/** A Store that counts the reads it forwards, to check how many round trips a read costs. */
+export function countingStore(inner: Store = new MemoryStore()): {
+  store: Store;
+  log: CallLog;
+  reset(): void;
+} {
+  const log: CallLog = { get: 0, getSuffix: 0, getRange: [] };
+  const store: Store = {
+    url: inner.url,
+    get: (k) => {
+      log.get++;
+      return inner.get(k);
+    },
+    getSuffix: (k, n) => {
+      log.getSuffix++;
+      return inner.getSuffix(k, n);
+    },
+    getRange: (k, offset, length) => {
+      log.getRange.push({ offset, length });
+      return inner.getRange(k, offset, length);
+    },
+    size: (k) => inner.size(k),
+    put: (k, b) => inner.put(k, b),
+    putIfAbsent: (k, b) => inner.putIfAbsent(k, b),
+    delete: (k) => inner.delete(k),
+    list: (p) => inner.list(p),
+  };
+  return {
+    store,
+    log,
+    reset() {
+      log.get = 0;
+      log.getSuffix = 0;
+      log.getRange.length = 0;
+    },
+  };
+}
+
+/** wasm always; native where the addon is built (setup falls back to wasm without the C libraries). */
+export async function availableBackends(): Promise<("native" | "wasm")[]> {
+  const { codecBackend, setCodecBackend } = await import("@zarr-stream/codecs");
+  const current = codecBackend();
+  try {
+    setCodecBackend("native");
+    return ["native", "wasm"];
+  } catch {
+    return ["wasm"];
+  } finally {
+    setCodecBackend(current);
+  }
+}

@@ -1,0 +1,184 @@
+import { SchemaError } from "./errors.js";
+import { formatFloat, pythonFloatRepr } from "./float.js";
+import { pointerToken } from "./validate.js";
+
+/**
+ * Python's json sorts str keys by code point; JS sorts by UTF-16 code unit. They disagree when an astral
+ * char (surrogate pair, 0xD800..) meets a BMP char in 0xE000..0xFFFF, so compare code points.
+ */
+export function compareCodePoints(a: string, b: string): number {
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    const ca = a.codePointAt(i)!;
+    const cb = b.codePointAt(j)!;
+    if (ca !== cb) return ca - cb;
+    i += ca > 0xffff ? 2 : 1;
+    j += cb > 0xffff ? 2 : 1;
+  }
+  return a.length - i - (b.length - j);
+}
+
+const SHORT_ESCAPES: Record<string, string> = {
+  '"': '\\"',
+  "\\": "\\\\",
+  "\n": "\\n",
+  "\r": "\\r",
+  "\t": "\\t",
+  "\b": "\\b",
+  "\f": "\\f",
+};
+
+function hex4(code: number): string {
+  return `\\u${code.toString(16).padStart(4, "0")}`;
+}
+
+/** Python `ensure_ascii=True`: everything outside ' '..'~' is escaped, per UTF-16 code unit. */
+function asciiString(s: string): string {
+  let out = '"';
+  for (let k = 0; k < s.length; k++) {
+    const ch = s[k]!;
+    const code = s.charCodeAt(k);
+    const short = SHORT_ESCAPES[ch];
+    if (short !== undefined) out += short;
+    else if (code < 0x20 || code > 0x7e) out += hex4(code);
+    else out += ch;
+  }
+  return `${out}"`;
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Python `ensure_ascii=False`: only '"', '\\' and C0 controls are escaped. */
+function utf8String(s: string, pointer: string, documentName: string): string {
+  if (LONE_SURROGATE.test(s)) {
+    throw new SchemaError(
+      `${documentName}: ${pointer || "/"}: string has a lone surrogate (not UTF-8 encodable)`,
+      pointer || "/",
+      documentName,
+    );
+  }
+  let out = '"';
+  for (let k = 0; k < s.length; k++) {
+    const ch = s[k]!;
+    const code = s.charCodeAt(k);
+    const short = SHORT_ESCAPES[ch];
+    if (short !== undefined) out += short;
+    else if (code < 0x20) out += hex4(code);
+    else out += ch;
+  }
+  return `${out}"`;
+}
+
+interface Style {
+  documentName: string;
+  string(s: string, pointer: string): string;
+  /** A number that is not an integer value. */
+  float(n: number, pointer: string): string;
+}
+
+function integerText(n: number, pointer: string, documentName: string): string {
+  if (!Number.isSafeInteger(n)) {
+    // Beyond 2^53 a double no longer names one integer, so the text would depend on how it was computed.
+    throw new SchemaError(
+      `${documentName}: ${pointer || "/"}: integer ${n} is outside the safe range`,
+      pointer || "/",
+      documentName,
+    );
+  }
+  return String(n === 0 ? 0 : n); // -0 prints as 0, as Python's int does
+}
+
+function write(value: unknown, pointer: string, style: Style, depth: number): string {
+  if (depth > 256)
+    throw new SchemaError(
+      `${style.documentName}: ${pointer}: nested too deeply`,
+      pointer,
+      style.documentName,
+    );
+  if (value === null) return "null";
+  switch (typeof value) {
+    case "boolean":
+      return value ? "true" : "false";
+    case "string":
+      return style.string(value, pointer);
+    case "bigint":
+      return value.toString();
+    case "number":
+      return Number.isInteger(value)
+        ? integerText(value, pointer, style.documentName)
+        : style.float(value, pointer);
+    case "object": {
+      if (Array.isArray(value)) {
+        const parts = value.map((item, i) => write(item, `${pointer}/${i}`, style, depth + 1));
+        return `[${parts.join(",")}]`;
+      }
+      const record = value as Record<string, unknown>;
+      const keys = Object.keys(record)
+        .filter((k) => record[k] !== undefined) // like JSON.stringify: an absent optional field
+        .sort(compareCodePoints);
+      const parts = keys.map(
+        (k) =>
+          `${style.string(k, pointer)}:${write(record[k], `${pointer}/${pointerToken(k)}`, style, depth + 1)}`,
+      );
+      return `{${parts.join(",")}}`;
+    }
+    default: {
+      const at = pointer || "/";
+      throw new SchemaError(
+        `${style.documentName}: ${at}: ${typeof value} is not JSON`,
+        at,
+        style.documentName,
+      );
+    }
+  }
+}
+
+/**
+ * Seed §3.1 canonical_json: Python `json.dumps(v, sort_keys=True, separators=(",", ":"), ensure_ascii=True)`.
+ * The fingerprint document has no floats, and float text differs between languages, so a non-integer
+ * number is refused with a SchemaError rather than printed.
+ */
+export function canonicalJson(value: unknown): string {
+  const documentName = "canonical JSON";
+  return write(
+    value,
+    "",
+    {
+      documentName,
+      string: asciiString,
+      float: (n, pointer) => {
+        const at = pointer || "/";
+        throw new SchemaError(
+          `${documentName}: ${at}: ${n} is not an integer (canonical JSON has no floats)`,
+          at,
+          documentName,
+        );
+      },
+    },
+    0,
+  );
+}
+
+/**
+ * The control-plane canonical form (seed 003 identity hash): sorted keys, compact separators, raw UTF-8
+ * (Python `ensure_ascii=False`), floats as Python's repr. A JS number cannot say whether it was a float,
+ * so an integral value always prints as an integer (`1724000000`, where Python would print a float as
+ * `1724000000.0`); callers hashing Python-produced float timestamps must account for that.
+ */
+export function canonicalJsonUtf8(value: unknown): string {
+  const documentName = "canonical JSON (UTF-8)";
+  return write(
+    value,
+    "",
+    {
+      documentName,
+      string: (s, pointer) => utf8String(s, pointer, documentName),
+      float: (n, pointer) => {
+        formatFloat(n, pointer || "/"); // same refusals (NaN, ±Infinity)
+        return pythonFloatRepr(n);
+      },
+    },
+    0,
+  );
+}

@@ -1,0 +1,136 @@
+import { compareCodePoints } from "./canonical-json.js";
+import { SchemaError } from "./errors.js";
+import { commitTokenJsonSchema } from "./schemas/commit-token.js";
+import { outputManifestV1JsonSchema, outputManifestV2JsonSchema } from "./schemas/output-manifest.js";
+import { regionJsonSchema, roleJsonSchema } from "./schemas/role.js";
+import {
+  type CommitToken,
+  OUTPUT_MANIFEST_V1,
+  OUTPUT_MANIFEST_V2,
+  type OutputManifest,
+  type OutputManifestV1,
+  type OutputManifestV2,
+  type Region,
+  type Role,
+} from "./types.js";
+import { makeValidator } from "./validate.js";
+
+function fail(doc: string, pointer: string, reason: string): never {
+  throw new SchemaError(`${doc}: ${pointer}: ${reason}`, pointer, doc);
+}
+
+/** Strictly increasing under `compare` (sorted, no duplicates); returns the first offending index. */
+function firstUnsorted<T>(items: readonly T[], compare: (a: T, b: T) => number): number {
+  for (let i = 1; i < items.length; i++) if (compare(items[i - 1]!, items[i]!) >= 0) return i;
+  return -1;
+}
+
+interface BlobRef {
+  scope: "static" | "record";
+  record?: number;
+  writer?: number;
+  key: string;
+}
+
+/** Blob order of seed §5.2: scope ("record" < "static"), record, writer, key. */
+function compareBlobs(a: BlobRef, b: BlobRef): number {
+  return (
+    compareCodePoints(a.scope, b.scope) ||
+    (a.record ?? -1) - (b.record ?? -1) ||
+    (a.writer ?? -1) - (b.writer ?? -1) ||
+    compareCodePoints(a.key, b.key)
+  );
+}
+
+function checkSortedNames(doc: string, pointer: string, names: readonly string[]): void {
+  const i = firstUnsorted(names, compareCodePoints);
+  if (i >= 0) fail(doc, `${pointer}/${i}`, "names must be sorted and unique");
+}
+
+const TOKEN = "commit token";
+const tokenShape = makeValidator<CommitToken>(commitTokenJsonSchema, TOKEN);
+
+/** Seed §5.2 CommitToken: shape plus sorted lists (records by index, statics, blobs, objects). */
+export function validateCommitToken(value: unknown): CommitToken {
+  const token = tokenShape(value);
+  const r = firstUnsorted(token.records, (a, b) => a.index - b.index);
+  if (r >= 0) fail(TOKEN, `/records/${r}`, "records must be sorted by index without repeats");
+  checkSortedNames(TOKEN, "/statics", token.statics);
+  const b = firstUnsorted(token.blobs, compareBlobs);
+  if (b >= 0) fail(TOKEN, `/blobs/${b}`, "blobs must be sorted by (scope, record, key) without repeats");
+  checkSortedNames(TOKEN, "/objects", token.objects);
+  return token;
+}
+
+const MANIFEST_V1 = "output manifest v1";
+const MANIFEST_V2 = "output manifest v2";
+const manifestV1Shape = makeValidator<OutputManifestV1>(outputManifestV1JsonSchema, MANIFEST_V1);
+const manifestV2Shape = makeValidator<OutputManifestV2>(outputManifestV2JsonSchema, MANIFEST_V2);
+
+function checkCommonManifest(doc: string, m: OutputManifestV1 | OutputManifestV2): void {
+  const names = m.dims.map((d) => d.name);
+  if (!names.includes(m.time_dim)) fail(doc, "/time_dim", `"${m.time_dim}" is not a dim`);
+  const ts = firstUnsorted(m.time_shards, (a, b) => a.index - b.index);
+  if (ts >= 0) fail(doc, `/time_shards/${ts}`, "time shards must be sorted by index without repeats");
+}
+
+export function validateOutputManifestV1(value: unknown): OutputManifestV1 {
+  const m = manifestV1Shape(value);
+  checkCommonManifest(MANIFEST_V1, m);
+  return m;
+}
+
+/** v2 shape plus its cross-field rules (docs/output-manifest-v2.md). */
+export function validateOutputManifestV2(value: unknown): OutputManifestV2 {
+  const m = manifestV2Shape(value);
+  const doc = MANIFEST_V2;
+  checkCommonManifest(doc, m);
+  const timeLength = m.dims.find((d) => d.name === m.time_dim)!.length;
+  if (timeLength !== m.n_records) {
+    fail(doc, "/dims", `time dim length ${timeLength} differs from n_records ${m.n_records}`);
+  }
+  if (m.time_mode === "indexed") {
+    if (m.records === undefined) fail(doc, "/records", "indexed mode needs records");
+    if (m.records.entries.length !== m.n_records) {
+      fail(doc, "/records/entries", `${m.records.entries.length} entries for n_records ${m.n_records}`);
+    }
+    const t = firstUnsorted(m.records.entries, (a, b) => (a.t < b.t ? -1 : 1));
+    if (t >= 0) fail(doc, `/records/entries/${t}/t`, "record times must be strictly increasing");
+  } else if (m.records !== undefined) {
+    fail(doc, "/records", "append mode has no records (committed records are 0..n_records-1)");
+  }
+  const nonTime = new Set(m.dims.map((d) => d.name).filter((d) => d !== m.time_dim));
+  m.region_dims.forEach((d, i) => {
+    if (!nonTime.has(d)) fail(doc, `/region_dims/${i}`, `"${d}" is not a non-time dim`);
+  });
+  checkSortedNames(doc, "/region_dims", m.region_dims);
+  checkSortedNames(doc, "/statics_committed", m.statics_committed);
+  const statics = new Set(m.statics.map((s) => s.name));
+  m.statics_committed.forEach((name, i) => {
+    if (!statics.has(name)) fail(doc, `/statics_committed/${i}`, `"${name}" is not a static`);
+  });
+  const b = firstUnsorted(m.blobs, compareBlobs);
+  if (b >= 0)
+    fail(doc, `/blobs/${b}`, "blobs must be sorted by (scope, record, writer, key) without repeats");
+  m.blobs.forEach((blob, i) => {
+    if (blob.writer >= m.n_writers) fail(doc, `/blobs/${i}/writer`, `writer ${blob.writer} >= n_writers`);
+    if (blob.record !== undefined && blob.record >= m.n_records) {
+      fail(doc, `/blobs/${i}/record`, `record ${blob.record} >= n_records ${m.n_records}`);
+    }
+  });
+  return m;
+}
+
+/** Dispatches on the exact `schema` label (readers pin it, seed §8.1); any other label is refused. */
+export function validateOutputManifest(value: unknown): OutputManifest {
+  const label =
+    value !== null && typeof value === "object" && !Array.isArray(value)
+      ? (value as Record<string, unknown>).schema
+      : undefined;
+  if (label === OUTPUT_MANIFEST_V1) return validateOutputManifestV1(value);
+  if (label === OUTPUT_MANIFEST_V2) return validateOutputManifestV2(value);
+  return fail("output manifest", "/schema", `unknown manifest label ${JSON.stringify(label) ?? "(none)"}`);
+}
+
+export const validateRegion: (value: unknown) => Region = makeValidator<Region>(regionJsonSchema, "region");
+export const validateRole: (value: unknown) => Role = makeValidator<Role>(roleJsonSchema, "role");

@@ -1,0 +1,35 @@
+export { canonicalJson, canonicalJsonUtf8 } from "./canonical-json.js";
+export {
+  validateCommitToken,
+  validateOutputManifest,
+  validateOutputManifestV1,
+  validateOutputManifestV2,
+  validateRegion,
+  validateRole,
+} from "./documents.js";
+export * from "./errors.js";
+export { type FingerprintDocument, fingerprintDocument, schemaFingerprint } from "./fingerprint.js";
+export { formatFloat } from "./float.js";
+export { fillGenerated, type GeneratedArray, generatorValue } from "./generator.js";
+export { schemaFromManifest } from "./manifest.js";
+export {
+  canonicalRegion,
+  canonicalRegionJson,
+  checkRegionAligned,
+  isPartitioned,
+  normalizeRegion,
+  ownedShardRanges,
+  regionDims,
+  shardKeysFor,
+  writesShardsOf,
+} from "./regions.js";
+export { commitTokenJsonSchema } from "./schemas/commit-token.js";
+export * from "./schemas/conformance.js";
+export * from "./schemas/journal-row.js";
+export { outputManifestV1JsonSchema, outputManifestV2JsonSchema } from "./schemas/output-manifest.js";
+export { regionJsonSchema, roleJsonSchema } from "./schemas/role.js";
+export { streamSchemaJsonSchema } from "./schemas/stream-schema.js";
+export { validateStreamSchema } from "./stream-schema.js";
+export { checkTiling, type WriterRegion } from "./tiling.js";
+export * from "./types.js";
+export { makeValidator } from "./validate.js";

@@ -1,0 +1,88 @@
+import { randomBytes } from "node:crypto";
+import { link, open, rename, stat, unlink } from "node:fs/promises";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { StoreError } from "@zarr-stream/spec";
+import { TEMP_PREFIX } from "./keys.js";
+
+export interface KeyLockOptions {
+  /** A lock file older than this is taken to be left by a dead process and is broken (default 10 s). */
+  staleMs?: number;
+  /** Give up with a StoreError after waiting this long for a live holder (default 30 s). */
+  timeoutMs?: number;
+}
+
+/**
+ * Runs `critical` while holding an O_EXCL lock file beside the object (`.zs-tmp-lock-<name>`, a reserved
+ * name no key can have and list never shows), so check-then-rename sequences of different processes on
+ * one key do not interleave. Only cooperating callers are excluded: a plain put does not take the lock.
+ *
+ * Limits: a holder stalled longer than `staleMs` (SIGSTOP, a long GC pause, a hung NFS server) loses the
+ * lock to a waiter and both may write; NFS before v3 has no reliable O_EXCL.
+ */
+export async function withKeyLock<T>(
+  dir: string,
+  name: string,
+  key: string,
+  critical: () => Promise<T>,
+  options: KeyLockOptions = {},
+): Promise<T> {
+  const staleMs = options.staleMs ?? 10_000;
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const lockPath = join(dir, `${TEMP_PREFIX}lock-${name}`);
+  const ino = await acquire(lockPath, key, staleMs, timeoutMs);
+  try {
+    return await critical();
+  } finally {
+    // Remove only our own lock: if it was broken as stale, the file there now belongs to someone else.
+    const now = await stat(lockPath).catch(() => undefined);
+    if (now?.ino === ino) await unlink(lockPath).catch(() => undefined);
+  }
+}
+
+async function acquire(lockPath: string, key: string, staleMs: number, timeoutMs: number): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const file = await open(lockPath, "wx");
+      try {
+        await file.writeFile(`${process.pid} ${new Date().toISOString()}\n`);
+        return (await file.stat()).ino;
+      } finally {
+        await file.close();
+      }
+    } catch (err) {
+      if ((err as { code?: string }).code !== "EEXIST") {
+        throw new StoreError(`FsStore lock for ${JSON.stringify(key)} failed: ${String(err)}`, key, {
+          cause: err,
+        });
+      }
+    }
+    await breakIfStale(lockPath, staleMs);
+    if (Date.now() > deadline) {
+      throw new StoreError(
+        `FsStore: ${JSON.stringify(key)} stayed locked for ${timeoutMs} ms by ${lockPath}`,
+        key,
+      );
+    }
+    // Holds last a few milliseconds; back off a little more each time, with jitter so waiters spread.
+    await sleep(Math.min(50, 1 + attempt) * (0.5 + Math.random()));
+  }
+}
+
+/** Moves a stale lock aside (rename is atomic, so two breakers cannot both remove a fresh lock by name). */
+async function breakIfStale(lockPath: string, staleMs: number): Promise<void> {
+  const info = await stat(lockPath).catch(() => undefined);
+  if (info === undefined || Date.now() - info.mtimeMs <= staleMs) return;
+  const aside = `${lockPath}-stale-${randomBytes(6).toString("hex")}`;
+  try {
+    await rename(lockPath, aside);
+  } catch {
+    return; // someone else broke or released it first
+  }
+  // Between our stat and rename another waiter may have broken the stale lock and a third taken a fresh
+  // one: put a fresh lock back (link fails, harmlessly, if yet another lock appeared meanwhile).
+  const moved = await stat(aside).catch(() => undefined);
+  if (moved !== undefined && moved.ino !== info.ino) await link(aside, lockPath).catch(() => undefined);
+  await unlink(aside).catch(() => undefined);
+}

@@ -1,0 +1,311 @@
+import { createHash, randomBytes } from "node:crypto";
+import { type FileHandle, link, lstat, mkdir, open, readdir, rename, stat, unlink } from "node:fs/promises";
+import { basename, dirname, join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { StoreError } from "@zarr-stream/spec";
+import { withKeyLock } from "./fs-key-lock.js";
+import {
+  assertByteCount,
+  assertBytes,
+  assertExpectedVersion,
+  assertValidKey,
+  assertValidPrefix,
+  TEMP_PREFIX,
+} from "./keys.js";
+import type { Store } from "./store.js";
+
+/**
+ * A Store on a local directory. Writes stage into a temp file in the target's own directory (so the
+ * rename never crosses a filesystem), fsync it, then rename (put) or hard-link (putIfAbsent) it into place:
+ * a reader, or a process that survives our crash, sees the old object or the new one, never a part.
+ *
+ * Keys are confined lexically (no "..", ".", empty or absolute segments). Symbolic links placed inside the
+ * root by someone else are followed by the OS on get/put but never walked by list; the store does not try
+ * to defend the root against a party that can already write into it.
+ */
+export class FsStore implements Store {
+  readonly url: string;
+  /** Absolute path of the store root; created by the first write. */
+  readonly root: string;
+
+  constructor(rootDir: string) {
+    if (typeof rootDir !== "string" || rootDir === "" || rootDir.includes("\0")) {
+      throw new StoreError(
+        `FsStore root must be a non-empty path without NUL, got ${JSON.stringify(rootDir)}`,
+      );
+    }
+    this.root = resolve(rootDir);
+    this.url = pathToFileURL(this.root).href;
+  }
+
+  async get(key: string): Promise<Uint8Array | undefined> {
+    assertValidKey(key);
+    return this.#read(key, (file, size) => readFully(file, 0, size));
+  }
+
+  async getRange(key: string, offset: number, length: number): Promise<Uint8Array | undefined> {
+    assertValidKey(key);
+    assertByteCount("offset", offset, key);
+    assertByteCount("length", length, key);
+    return this.#read(key, (file, size) => {
+      const start = Math.min(offset, size);
+      return readFully(file, start, Math.min(length, size - start));
+    });
+  }
+
+  async getSuffix(key: string, n: number): Promise<Uint8Array | undefined> {
+    assertValidKey(key);
+    assertByteCount("suffix length", n, key);
+    return this.#read(key, (file, size) => {
+      const start = Math.max(0, size - n);
+      return readFully(file, start, size - start);
+    });
+  }
+
+  async size(key: string): Promise<number | undefined> {
+    assertValidKey(key);
+    try {
+      const info = await stat(this.#path(key));
+      return info.isFile() ? info.size : undefined;
+    } catch (err) {
+      if (isAbsent(err)) return undefined;
+      throw fsError("size", key, err);
+    }
+  }
+
+  async put(key: string, bytes: Uint8Array): Promise<void> {
+    assertValidKey(key);
+    assertBytes(bytes, key);
+    const target = this.#path(key);
+    const dir = dirname(target);
+    const newDirs = await this.#makeDir(dir, key);
+    await replace(dir, target, bytes, key);
+    await syncDirs(newDirs);
+  }
+
+  /** The object and the sha256 of its content as its version, or undefined when absent. */
+  async getVersioned(key: string): Promise<{ bytes: Uint8Array; version: string } | undefined> {
+    const bytes = await this.get(key);
+    return bytes === undefined ? undefined : { bytes, version: contentVersion(bytes) };
+  }
+
+  /**
+   * Compare-and-swap on the content hash, exclusive across processes through a lock file beside the
+   * object (see withKeyLock for its limits). Every writer of the key must use putIfVersion, not put.
+   * Versions are content hashes, so rewriting identical bytes gives the same version back.
+   */
+  async putIfVersion(key: string, bytes: Uint8Array, expected: string | null): Promise<string | undefined> {
+    assertValidKey(key);
+    assertBytes(bytes, key);
+    assertExpectedVersion(expected, key);
+    const target = this.#path(key);
+    const dir = dirname(target);
+    const newDirs = await this.#makeDir(dir, key);
+    return withKeyLock(dir, basename(target), key, async () => {
+      const current = await this.get(key);
+      if ((current === undefined ? null : contentVersion(current)) !== expected) return undefined;
+      await replace(dir, target, bytes, key);
+      await syncDirs(newDirs);
+      return contentVersion(bytes);
+    });
+  }
+
+  async putIfAbsent(key: string, bytes: Uint8Array): Promise<boolean> {
+    assertValidKey(key);
+    assertBytes(bytes, key);
+    const target = this.#path(key);
+    // Cheap early answer for the common "already claimed" case; the link below is what decides.
+    if (await exists(target, key)) return false;
+    const dir = dirname(target);
+    const newDirs = await this.#makeDir(dir, key);
+    const temp = await stage(dir, bytes, key);
+    let created = true;
+    try {
+      await link(temp, target);
+    } catch (err) {
+      if (errorCode(err) !== "EEXIST") throw fsError("putIfAbsent", key, err);
+      created = false;
+    } finally {
+      await unlinkQuietly(temp);
+    }
+    if (created) await syncDirs(newDirs);
+    return created;
+  }
+
+  async delete(key: string): Promise<void> {
+    assertValidKey(key);
+    const path = this.#path(key);
+    try {
+      await unlink(path);
+    } catch (err) {
+      if (isAbsent(err) || errorCode(err) === "EISDIR") return;
+      // macOS reports unlink(directory) as EPERM; a directory is not an object, so it is absent.
+      if (errorCode(err) === "EPERM" && (await lstat(path).catch(() => undefined))?.isDirectory()) return;
+      throw fsError("delete", key, err);
+    }
+  }
+
+  async list(prefix: string): Promise<string[]> {
+    assertValidPrefix(prefix);
+    const cut = prefix.lastIndexOf("/") + 1;
+    const dirKey = prefix.slice(0, cut);
+    if (!(await this.#isRealDir(dirKey, prefix))) return [];
+    const keys: string[] = [];
+    await walk(join(this.root, dirKey), dirKey, prefix.slice(cut), keys, prefix);
+    return keys.sort();
+  }
+
+  /** True when every segment of dirKey ("a/b/") is a real directory, so list walks no symlink to reach it. */
+  async #isRealDir(dirKey: string, prefix: string): Promise<boolean> {
+    let path = this.root;
+    for (const segment of dirKey.split("/").slice(0, -1)) {
+      path = join(path, segment);
+      try {
+        if (!(await lstat(path)).isDirectory()) return false;
+      } catch (err) {
+        if (isAbsent(err)) return false;
+        throw fsError("list", prefix, err);
+      }
+    }
+    return true;
+  }
+
+  #path(key: string): string {
+    return join(this.root, key);
+  }
+
+  /** Opens the key for reading; a missing path or a directory at the key reads as absent. */
+  async #read<T>(key: string, use: (file: FileHandle, size: number) => Promise<T>): Promise<T | undefined> {
+    let file: FileHandle;
+    try {
+      file = await open(this.#path(key), "r");
+    } catch (err) {
+      if (isAbsent(err) || errorCode(err) === "EISDIR") return undefined;
+      throw fsError("read", key, err);
+    }
+    try {
+      const info = await file.stat();
+      if (!info.isFile()) return undefined;
+      return await use(file, info.size);
+    } catch (err) {
+      throw fsError("read", key, err);
+    } finally {
+      await file.close();
+    }
+  }
+
+  /** Returns the directories whose entries changed (new dirs and their parent, else just dir). */
+  async #makeDir(dir: string, key: string): Promise<string[]> {
+    let first: string | undefined;
+    try {
+      first = await mkdir(dir, { recursive: true });
+    } catch (err) {
+      throw fsError("create directory for", key, err);
+    }
+    if (first === undefined) return [dir];
+    const dirs = [dirname(first)];
+    for (let d = dir; d !== dirname(first); d = dirname(d)) dirs.push(d);
+    return dirs;
+  }
+}
+
+async function replace(dir: string, target: string, bytes: Uint8Array, key: string): Promise<void> {
+  const temp = await stage(dir, bytes, key);
+  try {
+    await rename(temp, target);
+  } catch (err) {
+    await unlinkQuietly(temp);
+    throw fsError("put", key, err);
+  }
+}
+
+function contentVersion(bytes: Uint8Array): string {
+  return `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
+}
+
+async function stage(dir: string, bytes: Uint8Array, key: string): Promise<string> {
+  const temp = join(dir, `${TEMP_PREFIX}${process.pid}-${randomBytes(8).toString("hex")}`);
+  let file: FileHandle | undefined;
+  try {
+    file = await open(temp, "wx");
+    await file.writeFile(bytes);
+    await file.sync();
+    await file.close();
+    return temp;
+  } catch (err) {
+    await file?.close().catch(() => undefined);
+    await unlinkQuietly(temp);
+    throw fsError("stage", key, err);
+  }
+}
+
+async function readFully(file: FileHandle, position: number, length: number): Promise<Uint8Array> {
+  const out = new Uint8Array(length);
+  let done = 0;
+  while (done < length) {
+    const { bytesRead } = await file.read(out, done, length - done, position + done);
+    if (bytesRead === 0) return out.subarray(0, done);
+    done += bytesRead;
+  }
+  return out;
+}
+
+async function walk(dir: string, keyPrefix: string, fragment: string, out: string[], prefix: string) {
+  let entries: import("node:fs").Dirent[];
+  try {
+    entries = await readdir(dir, { withFileTypes: true });
+  } catch (err) {
+    if (isAbsent(err)) return;
+    throw fsError("list", prefix, err);
+  }
+  const below: Promise<void>[] = [];
+  for (const entry of entries) {
+    const name = entry.name;
+    // Names no key could have (staging files, backslashes) are not objects of this store.
+    if (name.startsWith(TEMP_PREFIX) || name.includes("\\") || !name.startsWith(fragment)) continue;
+    if (entry.isDirectory()) below.push(walk(join(dir, name), `${keyPrefix}${name}/`, "", out, prefix));
+    else if (entry.isFile()) out.push(keyPrefix + name);
+  }
+  await Promise.all(below);
+}
+
+async function exists(path: string, key: string): Promise<boolean> {
+  try {
+    await lstat(path);
+    return true;
+  } catch (err) {
+    if (isAbsent(err)) return false;
+    throw fsError("putIfAbsent", key, err);
+  }
+}
+
+/** Best effort: some filesystems and platforms refuse fsync on a directory, and that must not fail a write. */
+async function syncDirs(dirs: string[]): Promise<void> {
+  await Promise.all(
+    dirs.map(async (dir) => {
+      const handle = await open(dir, "r").catch(() => undefined);
+      if (handle === undefined) return;
+      await handle.sync().catch(() => undefined);
+      await handle.close().catch(() => undefined);
+    }),
+  );
+}
+
+async function unlinkQuietly(path: string): Promise<void> {
+  await unlink(path).catch(() => undefined);
+}
+
+function errorCode(err: unknown): string | undefined {
+  return typeof err === "object" && err !== null && "code" in err ? String(err.code) : undefined;
+}
+
+function isAbsent(err: unknown): boolean {
+  const code = errorCode(err);
+  return code === "ENOENT" || code === "ENOTDIR";
+}
+
+function fsError(action: string, key: string, cause: unknown): StoreError {
+  if (cause instanceof StoreError) return cause;
+  const code = errorCode(cause) ?? (cause instanceof Error ? cause.message : String(cause));
+  return new StoreError(`FsStore ${action} ${JSON.stringify(key)} failed: ${code}`, key, { cause });
+}

@@ -1,0 +1,97 @@
+import { randomUUID } from "node:crypto";
+import {
+  assertByteCount,
+  assertBytes,
+  assertExpectedVersion,
+  assertValidKey,
+  assertValidPrefix,
+} from "./keys.js";
+import type { Store } from "./store.js";
+
+/**
+ * A Store held in a Map, for tests and in-process pipelines. Bytes are copied on the way in and out, so
+ * no caller can change a stored object except through put. Accepts and refuses the same keys as FsStore.
+ * `new MemoryStore()` is private to its holder; `openStore("memory://<name>")` shares one per name.
+ */
+export class MemoryStore implements Store {
+  readonly url: string;
+  readonly #objects = new Map<string, Uint8Array>();
+  /** Version of each present object: a store-wide write counter, so a rewrite never reuses a version. */
+  readonly #versions = new Map<string, string>();
+  #writes = 0;
+
+  constructor(name: string = randomUUID()) {
+    this.url = `memory://${name}`;
+  }
+
+  async get(key: string): Promise<Uint8Array | undefined> {
+    assertValidKey(key);
+    return this.#objects.get(key)?.slice();
+  }
+
+  async getRange(key: string, offset: number, length: number): Promise<Uint8Array | undefined> {
+    assertValidKey(key);
+    assertByteCount("offset", offset, key);
+    assertByteCount("length", length, key);
+    return this.#objects.get(key)?.slice(offset, offset + length);
+  }
+
+  async getSuffix(key: string, n: number): Promise<Uint8Array | undefined> {
+    assertValidKey(key);
+    assertByteCount("suffix length", n, key);
+    const bytes = this.#objects.get(key);
+    return bytes?.slice(Math.max(0, bytes.length - n));
+  }
+
+  async size(key: string): Promise<number | undefined> {
+    assertValidKey(key);
+    return this.#objects.get(key)?.length;
+  }
+
+  async put(key: string, bytes: Uint8Array): Promise<void> {
+    assertValidKey(key);
+    assertBytes(bytes, key);
+    this.#set(key, bytes);
+  }
+
+  async putIfAbsent(key: string, bytes: Uint8Array): Promise<boolean> {
+    assertValidKey(key);
+    assertBytes(bytes, key);
+    if (this.#objects.has(key)) return false;
+    this.#set(key, bytes);
+    return true;
+  }
+
+  async delete(key: string): Promise<void> {
+    assertValidKey(key);
+    this.#objects.delete(key);
+    this.#versions.delete(key);
+  }
+
+  async getVersioned(key: string): Promise<{ bytes: Uint8Array; version: string } | undefined> {
+    assertValidKey(key);
+    const bytes = this.#objects.get(key);
+    return bytes === undefined ? undefined : { bytes: bytes.slice(), version: this.#versions.get(key)! };
+  }
+
+  /** Atomic because nothing awaits between the check and the write. */
+  async putIfVersion(key: string, bytes: Uint8Array, expected: string | null): Promise<string | undefined> {
+    assertValidKey(key);
+    assertBytes(bytes, key);
+    assertExpectedVersion(expected, key);
+    if ((this.#versions.get(key) ?? null) !== expected) return undefined;
+    return this.#set(key, bytes);
+  }
+
+  #set(key: string, bytes: Uint8Array): string {
+    const version = `m${++this.#writes}`;
+    this.#objects.set(key, bytes.slice());
+    this.#versions.set(key, version);
+    return version;
+  }
+
+  async list(prefix: string): Promise<string[]> {
+    assertValidPrefix(prefix);
+    return [...this.#objects.keys()].filter((key) => key.startsWith(prefix)).sort();
+  }
+}

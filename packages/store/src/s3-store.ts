@@ -1,0 +1,358 @@
+import type { S3Client, S3ClientConfig } from "@aws-sdk/client-s3";
+import { StoreError } from "@zarr-stream/spec";
+import {
+  assertByteCount,
+  assertBytes,
+  assertExpectedVersion,
+  assertValidKey,
+  assertValidPrefix,
+} from "./keys.js";
+import type { Store } from "./store.js";
+
+/** The SDK module, loaded on first use so that opening a local store never pays for it. */
+type Sdk = typeof import("@aws-sdk/client-s3");
+let sdkModule: Promise<Sdk> | undefined;
+const loadSdk = (): Promise<Sdk> => {
+  sdkModule ??= import("@aws-sdk/client-s3");
+  return sdkModule;
+};
+
+export interface S3StoreOptions {
+  bucket: string;
+  /** Key prefix inside the bucket ("" or "runs/42"); store keys live below `<prefix>/`. */
+  prefix?: string;
+  /** Endpoint URL; default AWS_ENDPOINT_URL_S3, then AWS_ENDPOINT_URL, else AWS's own. */
+  endpoint?: string;
+  /** Default AWS_REGION, then AWS_DEFAULT_REGION, then "us-east-1". */
+  region?: string;
+  /** Default: the SDK's provider chain (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, profiles, ...). */
+  credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
+  /** Path-style URLs (needed by most local servers). Default AWS_S3_FORCE_PATH_STYLE, else true iff an endpoint is set. */
+  forcePathStyle?: boolean;
+  /** Objects larger than this go up as a multipart upload (default 64 MiB; S3's floor for a part is 5 MiB). */
+  multipartThreshold?: number;
+  /** Part size of multipart uploads (default 16 MiB). */
+  partSize?: number;
+  /** Attempts per request, the first included (default 5). The SDK's standard retry strategy backs off
+   *  exponentially with jitter on 5xx, throttling and connection errors, and never retries other 4xx. */
+  maxAttempts?: number;
+  /** A ready client (tests, custom middleware); endpoint/region/credentials options are then ignored. */
+  client?: S3Client;
+}
+
+const MiB = 1024 * 1024;
+const MIN_PART = 5 * MiB;
+
+/** Conditions S3 evaluates atomically at the moment the new object would become visible. */
+type WriteCondition = { ifNoneMatch: "*" } | { ifMatch: string } | undefined;
+
+/**
+ * A Store on an S3 bucket (AWS or any S3-compatible server). Every write is a single PutObject, or a
+ * multipart upload that becomes visible only at CompleteMultipartUpload, so readers never see a part.
+ * `putIfAbsent` and `putIfVersion` are S3 conditional writes (If-None-Match / If-Match): the server
+ * decides, so they are exclusive across processes and machines.
+ */
+export class S3Store implements Store {
+  readonly url: string;
+  readonly bucket: string;
+  /** "" or "<prefix>/": prepended to every key. */
+  readonly #root: string;
+  readonly #options: S3StoreOptions;
+  readonly #threshold: number;
+  readonly #partSize: number;
+  #client: Promise<S3Client> | undefined;
+
+  constructor(options: S3StoreOptions) {
+    const { bucket } = options ?? {};
+    if (typeof bucket !== "string" || !/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) {
+      throw new StoreError(`S3 bucket name ${JSON.stringify(bucket)} is not a valid bucket name`);
+    }
+    const prefix = (options.prefix ?? "").replace(/^\/+|\/+$/g, "");
+    if (prefix !== "") assertValidPrefix(`${prefix}/`);
+    this.#threshold = options.multipartThreshold ?? 64 * MiB;
+    this.#partSize = options.partSize ?? 16 * MiB;
+    for (const [name, value] of [
+      ["multipartThreshold", this.#threshold],
+      ["partSize", this.#partSize],
+    ] as const) {
+      if (!Number.isSafeInteger(value) || value < MIN_PART) {
+        throw new StoreError(`S3Store ${name} must be an integer >= ${MIN_PART} (5 MiB), got ${value}`);
+      }
+    }
+    this.bucket = bucket;
+    this.#root = prefix === "" ? "" : `${prefix}/`;
+    this.#options = options;
+    this.url = `s3://${bucket}${prefix === "" ? "" : `/${prefix}`}`;
+  }
+
+  /** `s3://bucket[/prefix]` plus options; the URL's bucket and prefix win over the options'. */
+  static fromUrl(url: string, options: Omit<S3StoreOptions, "bucket" | "prefix"> = {}): S3Store {
+    const m = /^s3:\/\/([^/?#]+)\/?([^?#]*)$/i.exec(url);
+    if (m === null) throw new StoreError(`${url} is not an s3://bucket[/prefix] URL`);
+    return new S3Store({ ...options, bucket: m[1]!, prefix: decodeURIComponent(m[2]!) });
+  }
+
+  async get(key: string): Promise<Uint8Array | undefined> {
+    assertValidKey(key);
+    return (await this.#getObject(key, undefined))?.bytes;
+  }
+
+  async getRange(key: string, offset: number, length: number): Promise<Uint8Array | undefined> {
+    assertValidKey(key);
+    assertByteCount("offset", offset, key);
+    assertByteCount("length", length, key);
+    // An HTTP range cannot be empty; the object's presence is all a zero-length read can report.
+    if (length === 0) return (await this.size(key)) === undefined ? undefined : new Uint8Array(0);
+    return (await this.#getObject(key, `bytes=${offset}-${offset + length - 1}`))?.bytes;
+  }
+
+  async getSuffix(key: string, n: number): Promise<Uint8Array | undefined> {
+    assertValidKey(key);
+    assertByteCount("suffix length", n, key);
+    if (n === 0) return (await this.size(key)) === undefined ? undefined : new Uint8Array(0);
+    return (await this.#getObject(key, `bytes=-${n}`))?.bytes;
+  }
+
+  async size(key: string): Promise<number | undefined> {
+    assertValidKey(key);
+    const { HeadObjectCommand } = await loadSdk();
+    try {
+      const head = await (await this.#s3()).send(
+        new HeadObjectCommand({ Bucket: this.bucket, Key: this.#root + key }),
+      );
+      return head.ContentLength ?? 0;
+    } catch (err) {
+      if (httpStatus(err) === 404) return undefined;
+      throw s3Error("size", key, err);
+    }
+  }
+
+  async put(key: string, bytes: Uint8Array): Promise<void> {
+    assertValidKey(key);
+    assertBytes(bytes, key);
+    await this.#write("put", key, bytes, undefined);
+  }
+
+  async putIfAbsent(key: string, bytes: Uint8Array): Promise<boolean> {
+    assertValidKey(key);
+    assertBytes(bytes, key);
+    return (await this.#write("putIfAbsent", key, bytes, { ifNoneMatch: "*" })) !== undefined;
+  }
+
+  /** The object and its ETag, or undefined when absent. */
+  async getVersioned(key: string): Promise<{ bytes: Uint8Array; version: string } | undefined> {
+    assertValidKey(key);
+    return this.#getObject(key, undefined);
+  }
+
+  /** PUT with If-Match: expected (If-None-Match: * when expected is null); undefined on 412. */
+  async putIfVersion(key: string, bytes: Uint8Array, expected: string | null): Promise<string | undefined> {
+    assertValidKey(key);
+    assertBytes(bytes, key);
+    assertExpectedVersion(expected, key);
+    const condition: WriteCondition = expected === null ? { ifNoneMatch: "*" } : { ifMatch: expected };
+    return this.#write("putIfVersion", key, bytes, condition);
+  }
+
+  async delete(key: string): Promise<void> {
+    assertValidKey(key);
+    const { DeleteObjectCommand } = await loadSdk();
+    try {
+      await (await this.#s3()).send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.#root + key }));
+    } catch (err) {
+      if (httpStatus(err) === 404) return;
+      throw s3Error("delete", key, err);
+    }
+  }
+
+  async list(prefix: string): Promise<string[]> {
+    assertValidPrefix(prefix);
+    const { paginateListObjectsV2 } = await loadSdk();
+    const keys: string[] = [];
+    try {
+      const pages = paginateListObjectsV2(
+        { client: await this.#s3() },
+        { Bucket: this.bucket, Prefix: this.#root + prefix },
+      );
+      for await (const page of pages) {
+        for (const object of page.Contents ?? []) {
+          const key = object.Key?.slice(this.#root.length);
+          // Objects no store key could name (folder markers "a/", "a//b") are not objects of this store.
+          if (key !== undefined && isValidKey(key)) keys.push(key);
+        }
+      }
+    } catch (err) {
+      throw s3Error("list", prefix, err);
+    }
+    // S3 lists in UTF-8 byte order; the Store contract is UTF-16 code-unit order.
+    return keys.sort();
+  }
+
+  async #getObject(
+    key: string,
+    range: string | undefined,
+  ): Promise<{ bytes: Uint8Array; version: string } | undefined> {
+    const { GetObjectCommand } = await loadSdk();
+    try {
+      const out = await (await this.#s3()).send(
+        new GetObjectCommand({ Bucket: this.bucket, Key: this.#root + key, Range: range }),
+      );
+      const bytes = out.Body === undefined ? new Uint8Array(0) : await out.Body.transformToByteArray();
+      if (out.ContentLength !== undefined && bytes.length !== out.ContentLength) {
+        throw new StoreError(
+          `S3Store read ${JSON.stringify(key)}: got ${bytes.length} bytes, the response announced ${out.ContentLength}`,
+          key,
+        );
+      }
+      return { bytes, version: out.ETag ?? "" };
+    } catch (err) {
+      const status = httpStatus(err);
+      if (status === 404) return undefined;
+      // 416: the object exists but the range starts at or past its end (or it is empty).
+      if (status === 416 && range !== undefined) return { bytes: new Uint8Array(0), version: "" };
+      throw s3Error("read", key, err);
+    }
+  }
+
+  /** Returns the new ETag, or undefined when the condition failed (412, or If-Match on an absent key). */
+  async #write(
+    action: string,
+    key: string,
+    bytes: Uint8Array,
+    condition: WriteCondition,
+  ): Promise<string | undefined> {
+    const objectKey = this.#root + key;
+    try {
+      return bytes.length > this.#threshold
+        ? await this.#multipart(objectKey, bytes, condition)
+        : await this.#putObject(objectKey, bytes, condition);
+    } catch (err) {
+      const status = httpStatus(err);
+      if (condition !== undefined && (status === 412 || (status === 404 && "ifMatch" in condition))) {
+        return undefined;
+      }
+      throw s3Error(action, key, err);
+    }
+  }
+
+  async #putObject(objectKey: string, bytes: Uint8Array, condition: WriteCondition): Promise<string> {
+    const { PutObjectCommand } = await loadSdk();
+    const out = await (await this.#s3()).send(
+      new PutObjectCommand({ Bucket: this.bucket, Key: objectKey, Body: bytes, ...conditionFields(condition) }),
+    );
+    return out.ETag ?? "";
+  }
+
+  /** Parts go up a few at a time; the object appears only when CompleteMultipartUpload succeeds. */
+  async #multipart(objectKey: string, bytes: Uint8Array, condition: WriteCondition): Promise<string> {
+    const sdk = await loadSdk();
+    const s3 = await this.#s3();
+    const { UploadId } = await s3.send(
+      new sdk.CreateMultipartUploadCommand({ Bucket: this.bucket, Key: objectKey }),
+    );
+    if (UploadId === undefined) throw new Error("CreateMultipartUpload returned no UploadId");
+    try {
+      const count = Math.ceil(bytes.length / this.#partSize);
+      const etags: string[] = new Array(count);
+      let next = 0;
+      const uploader = async () => {
+        while (next < count) {
+          const i = next++;
+          const body = bytes.subarray(i * this.#partSize, Math.min(bytes.length, (i + 1) * this.#partSize));
+          const part = await s3.send(
+            new sdk.UploadPartCommand({
+              Bucket: this.bucket,
+              Key: objectKey,
+              UploadId,
+              PartNumber: i + 1,
+              Body: body,
+            }),
+          );
+          etags[i] = part.ETag ?? "";
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(4, count) }, uploader));
+      const done = await s3.send(
+        new sdk.CompleteMultipartUploadCommand({
+          Bucket: this.bucket,
+          Key: objectKey,
+          UploadId,
+          MultipartUpload: { Parts: etags.map((ETag, i) => ({ ETag, PartNumber: i + 1 })) },
+          ...conditionFields(condition),
+        }),
+      );
+      return done.ETag ?? "";
+    } catch (err) {
+      await s3
+        .send(new sdk.AbortMultipartUploadCommand({ Bucket: this.bucket, Key: objectKey, UploadId }))
+        .catch(() => undefined);
+      throw err;
+    }
+  }
+
+  #s3(): Promise<S3Client> {
+    this.#client ??= this.#makeClient();
+    return this.#client;
+  }
+
+  async #makeClient(): Promise<S3Client> {
+    const o = this.#options;
+    if (o.client !== undefined) return o.client;
+    const { S3Client } = await loadSdk();
+    const env = process.env;
+    const endpoint = o.endpoint ?? env.AWS_ENDPOINT_URL_S3 ?? env.AWS_ENDPOINT_URL;
+    const pathStyleEnv = env.AWS_S3_FORCE_PATH_STYLE;
+    const config: S3ClientConfig = {
+      region: o.region ?? env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? "us-east-1",
+      forcePathStyle:
+        o.forcePathStyle ??
+        (pathStyleEnv !== undefined ? /^(1|true|yes)$/i.test(pathStyleEnv) : endpoint !== undefined),
+      maxAttempts: o.maxAttempts ?? 5,
+      retryMode: "standard",
+      // Checksums on every PUT cost a full pass over the bytes and some S3-compatible servers reject them.
+      requestChecksumCalculation: "WHEN_REQUIRED",
+      responseChecksumValidation: "WHEN_REQUIRED",
+    };
+    if (endpoint !== undefined) config.endpoint = endpoint;
+    if (o.credentials !== undefined) config.credentials = o.credentials;
+    return new S3Client(config);
+  }
+
+  /** Closes the client's sockets (a process with an open client would otherwise linger). */
+  async close(): Promise<void> {
+    if (this.#client === undefined || this.#options.client !== undefined) return;
+    (await this.#client).destroy();
+    this.#client = undefined;
+  }
+}
+
+function conditionFields(condition: WriteCondition): { IfNoneMatch?: string; IfMatch?: string } {
+  if (condition === undefined) return {};
+  return "ifNoneMatch" in condition ? { IfNoneMatch: "*" } : { IfMatch: condition.ifMatch };
+}
+
+function isValidKey(key: string): boolean {
+  try {
+    assertValidKey(key);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function httpStatus(err: unknown): number | undefined {
+  if (typeof err !== "object" || err === null) return undefined;
+  const meta = (err as { $metadata?: { httpStatusCode?: number } }).$metadata;
+  return meta?.httpStatusCode;
+}
+
+function s3Error(action: string, key: string, cause: unknown): StoreError {
+  if (cause instanceof StoreError) return cause;
+  const status = httpStatus(cause);
+  const name = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);
+  return new StoreError(
+    `S3Store ${action} ${JSON.stringify(key)} failed${status === undefined ? "" : ` (HTTP ${status})`}: ${name}`,
+    key,
+    { cause },
+  );
+}

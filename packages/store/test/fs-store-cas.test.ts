@@ -1,0 +1,60 @@
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { mkdirSync, readdirSync, utimesSync, writeFileSync } from "node:fs";
+import { rm } from "node:fs/promises";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { FsStore } from "../src/fs-store.js";
+import { bytes } from "./store-suite.js";
+import { tempRoots } from "./tmp-dirs.js";
+
+const CHILD = fileURLToPath(new URL("./cas-counter-child.js", import.meta.url));
+const run = promisify(execFile);
+const roots = tempRoots("cas");
+
+describe("FsStore.putIfVersion across processes", () => {
+  it("Store.putIfVersion: 4 processes x 40 read-modify-write increments lose no update", async () => {
+    const root = roots.fresh();
+    const outs = await Promise.all(Array.from({ length: 4 }, () => run(process.execPath, [CHILD, root, "40"])));
+    const counter = await new FsStore(root).get("counter");
+    assert.equal(new TextDecoder().decode(counter), "160");
+    const retries = outs.map((o) => Number(/retries (\d+)/.exec(o.stdout)?.[1]));
+    assert.ok(retries.every(Number.isInteger), "every child reported");
+    assert.deepEqual(readdirSync(root), ["counter"], "no lock or staging file is left behind");
+  });
+
+  it("FsStore lock: a live lock holds the swap back until it is released", async () => {
+    const root = roots.fresh();
+    const s = new FsStore(root);
+    const v = (await s.putIfVersion("m", bytes(1), null))!;
+    const lock = join(root, ".zs-tmp-lock-m");
+    writeFileSync(lock, "other process\n");
+    let done = false;
+    const swap = s.putIfVersion("m", bytes(2), v).then((r) => {
+      done = true;
+      return r;
+    });
+    await sleep(300);
+    assert.equal(done, false, "waited for the lock");
+    assert.deepEqual(await s.get("m"), bytes(1));
+    await rm(lock);
+    assert.ok((await swap) !== undefined);
+    assert.deepEqual(await s.get("m"), bytes(2));
+  });
+
+  it("FsStore lock: a lock left by a dead process (older than the stale timeout) is broken", async () => {
+    const root = roots.fresh();
+    mkdirSync(join(root, "a"), { recursive: true });
+    const lock = join(root, "a", ".zs-tmp-lock-m");
+    writeFileSync(lock, "dead process\n");
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(lock, old, old);
+    const s = new FsStore(root);
+    assert.ok((await s.putIfVersion("a/m", bytes(3), null)) !== undefined);
+    assert.deepEqual(readdirSync(join(root, "a")), ["m"]);
+    assert.deepEqual(await s.list(""), ["a/m"]);
+  });
+});

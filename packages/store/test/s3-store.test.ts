@@ -1,0 +1,163 @@
+import assert from "node:assert/strict";
+import { createServer, type IncomingMessage } from "node:http";
+import { after, before, describe, it } from "node:test";
+import { StoreError } from "@zarr-stream/spec";
+import { openStore } from "../src/open-store.js";
+import { S3Store } from "../src/s3-store.js";
+import { type S3Server, s3SkipReason, startS3Server, TEST_CREDENTIALS } from "./s3-server.js";
+import { bytes, storeSuite, versionedStoreSuite } from "./store-suite.js";
+
+const skip = s3SkipReason();
+let server: S3Server;
+let bucket: string;
+
+before(async () => {
+  if (skip !== undefined) return;
+  server = await startS3Server();
+  bucket = await server.makeBucket();
+});
+after(() => server?.stop());
+
+describe("S3Store against a loopback moto server", { skip }, () => {
+  storeSuite("S3Store", () => server.store());
+  versionedStoreSuite("S3Store", () => server.store());
+
+  it("S3Store.put: above the multipart threshold the upload is multipart and reads back whole", async () => {
+    const s = server.store({ multipartThreshold: 5 * 1024 * 1024, partSize: 5 * 1024 * 1024 });
+    const big = new Uint8Array(11 * 1024 * 1024 + 7);
+    for (let i = 0; i < big.length; i += 4096) big[i] = (i / 4096) & 255;
+    await s.put("big", big);
+    const version = (await s.getVersioned("big"))!.version;
+    // S3 marks multipart ETags with "-<parts>"; a single PUT's ETag is a plain MD5.
+    assert.match(version, /-3"$/);
+    assert.deepEqual(await s.get("big"), big);
+    assert.deepEqual(await s.getSuffix("big", 5), big.slice(-5));
+    assert.equal(await s.putIfAbsent("big", big), false, "multipart putIfAbsent on a present key");
+    assert.equal(await s.putIfAbsent("big2", big), true);
+    assert.equal(await s.size("big2"), big.length);
+  });
+
+  it("S3Store prefixes: two stores in one bucket see only their own keys", async () => {
+    const a = server.store({ prefix: "runs/a" });
+    const b = server.store({ prefix: "runs/ab" });
+    await a.put("zarr.json", bytes(1));
+    await b.put("zarr.json", bytes(2));
+    assert.deepEqual(await a.list(""), ["zarr.json"]);
+    assert.deepEqual(await b.get("zarr.json"), bytes(2));
+    assert.equal(a.url, `s3://${bucket}/runs/a`);
+  });
+
+  it("S3Store.list: pages past S3's 1000-key page and returns every key sorted", async () => {
+    const s = server.store();
+    const keys = Array.from({ length: 1010 }, (_, i) => `c/${i}`);
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (next < keys.length) await s.put(keys[next++]!, bytes(1));
+      }),
+    );
+    assert.deepEqual(await s.list("c/"), [...keys].sort());
+  });
+
+  it("openStore: s3://bucket/prefix gives an S3Store configured from the AWS environment variables", async () => {
+    const saved = { ...process.env };
+    Object.assign(process.env, server.env);
+    try {
+      const s = openStore(`s3://${bucket}/env/run-1`);
+      assert.ok(s instanceof S3Store);
+      assert.equal(s.url, `s3://${bucket}/env/run-1`);
+      await s.put("zarr.json", bytes(7));
+      assert.deepEqual(await server.store({ prefix: "env/run-1" }).get("zarr.json"), bytes(7));
+      await (s as S3Store).close();
+    } finally {
+      for (const k of Object.keys(server.env)) {
+        if (saved[k] === undefined) delete process.env[k];
+        else process.env[k] = saved[k];
+      }
+    }
+  });
+
+  it("S3Store: a missing bucket is a StoreError naming the key, not an absent object", async () => {
+    const s = server.store({ bucket: "no-such-bucket-zs" });
+    await assert.rejects(s.put("k", bytes(1)), (e: unknown) => e instanceof StoreError && e.key === "k");
+  });
+});
+
+describe("S3Store configuration", () => {
+  it("standards: bad bucket names, prefixes, part sizes and URLs are StoreErrors before any request", () => {
+    for (const b of ["", "A", "a", "has space", "under_score", "-lead"]) {
+      assert.throws(() => new S3Store({ bucket: b }), StoreError, JSON.stringify(b));
+    }
+    assert.throws(() => new S3Store({ bucket: "ok-bucket", prefix: "a/../b" }), StoreError);
+    assert.throws(() => new S3Store({ bucket: "ok-bucket", partSize: 1024 }), StoreError);
+    assert.throws(() => new S3Store({ bucket: "ok-bucket", multipartThreshold: 1.5 }), StoreError);
+    assert.throws(() => S3Store.fromUrl("s3://"), StoreError);
+    assert.equal(S3Store.fromUrl("s3://ok-bucket/").url, "s3://ok-bucket");
+    assert.equal(S3Store.fromUrl("s3://ok-bucket/a/b/").url, "s3://ok-bucket/a/b");
+  });
+});
+
+/** A fake endpoint that answers each request with the next scripted status, counting requests. */
+async function scripted(statuses: number[], body: Uint8Array) {
+  const seen: string[] = [];
+  const srv = createServer((req: IncomingMessage, res) => {
+    seen.push(`${req.method} ${req.url}`);
+    const status = statuses[Math.min(seen.length - 1, statuses.length - 1)]!;
+    if (status === 200) {
+      res.writeHead(200, { "content-length": body.length, etag: '"abc"' });
+      res.end(body);
+    } else {
+      const code = status === 503 ? "SlowDown" : status === 500 ? "InternalError" : "AccessDenied";
+      const xml = `<?xml version="1.0"?><Error><Code>${code}</Code><Message>scripted</Message></Error>`;
+      res.writeHead(status, { "content-type": "application/xml", "content-length": Buffer.byteLength(xml) });
+      res.end(xml);
+    }
+  });
+  await new Promise<void>((resolve) => srv.listen(0, "127.0.0.1", resolve));
+  const port = (srv.address() as { port: number }).port;
+  const store = new S3Store({
+    bucket: "retry-bucket",
+    endpoint: `http://127.0.0.1:${port}`,
+    credentials: TEST_CREDENTIALS,
+    maxAttempts: 4,
+  });
+  return { store, seen, close: () => new Promise((r) => srv.close(r)) };
+}
+
+describe("S3Store retries", () => {
+  it("S3Store: 5xx and throttling are retried with backoff until an attempt succeeds", async () => {
+    const f = await scripted([503, 500, 200], bytes(4, 5, 6));
+    try {
+      assert.deepEqual(await f.store.get("k"), bytes(4, 5, 6));
+      assert.equal(f.seen.length, 3);
+    } finally {
+      await f.store.close();
+      await f.close();
+    }
+  });
+
+  it("S3Store: a 4xx is never retried and surfaces as a StoreError with the key", async () => {
+    const f = await scripted([403, 200], bytes(1));
+    try {
+      await assert.rejects(
+        f.store.get("secret"),
+        (e: unknown) => e instanceof StoreError && e.key === "secret" && /HTTP 403/.test(e.message),
+      );
+      assert.equal(f.seen.length, 1);
+    } finally {
+      await f.store.close();
+      await f.close();
+    }
+  });
+
+  it("S3Store: persistent 5xx gives up after maxAttempts with a StoreError", async () => {
+    const f = await scripted([503], bytes(1));
+    try {
+      await assert.rejects(f.store.put("k", bytes(1)), StoreError);
+      assert.equal(f.seen.length, 4);
+    } finally {
+      await f.store.close();
+      await f.close();
+    }
+  });
+});
