@@ -3,6 +3,7 @@ export {
   isV2,
   MANIFEST_KEY,
   parseJsonObject,
+  readManifestVersioned,
   readOutputManifest,
   readOutputManifestIfPresent,
   requireV2,

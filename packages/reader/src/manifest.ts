@@ -32,6 +32,22 @@ export async function readOutputManifestIfPresent(store: Store): Promise<OutputM
   return readOutputManifest(store);
 }
 
+/**
+ * The manifest and its version tag (null when the store has no compare-and-swap), or undefined when the
+ * store has no manifest yet. Owners keep the tag to make their next manifest write conditional on it.
+ */
+export async function readManifestVersioned(
+  store: Store,
+): Promise<{ manifest: OutputManifest; tag: string | null } | undefined> {
+  if (!store.getVersioned) {
+    const manifest = await readOutputManifestIfPresent(store);
+    return manifest && { manifest, tag: null };
+  }
+  const got = await store.getVersioned(MANIFEST_KEY);
+  if (got === undefined) return undefined;
+  return { manifest: validateOutputManifest(parseJsonObject(got.bytes, MANIFEST_KEY)), tag: got.version };
+}
+
 export function isV2(m: OutputManifest): m is OutputManifestV2 {
   return m.schema === "earthsciio/output-manifest/v2";
 }

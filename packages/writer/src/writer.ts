@@ -3,13 +3,14 @@ import {
   MANIFEST_KEY,
   readArrayLayout,
   readArrayRegion,
+  readManifestVersioned,
   readOutputManifest,
-  readOutputManifestIfPresent,
 } from "@zarr-stream/reader";
 import { allocTyped, copyStrided, encodeShard, shardKey } from "@zarr-stream/shard";
 import {
   type BlobScope,
   COMMIT_TOKEN_SCHEMA,
+  CommitError,
   type CommitReceipt,
   type CommitToken,
   canonicalRegion,
@@ -25,6 +26,7 @@ import {
   type Region,
   type Role,
   SchemaError,
+  StoreError,
   type StreamSchema,
   schemaFingerprint,
   schemaFromManifest,
@@ -159,6 +161,12 @@ export class ZarrStreamWriter {
   private closed = false;
   private readonly baseUrl: string;
   private manifest: OutputManifest | undefined;
+  /**
+   * Version tag of the manifest this owner last wrote or read, on stores with compare-and-swap (S3 ETag):
+   * null when absent. Every manifest write is conditional on it, so a second owner cannot silently
+   * overwrite a commit.
+   */
+  private manifestTag: string | null = null;
 
   private constructor(init: WriterInit) {
     this.store = init.store;
@@ -261,15 +269,16 @@ export class ZarrStreamWriter {
     checkRole(role);
     if (role.kind !== "contributor")
       throw new ProtocolError(`join is for contributors; a ${role.kind} uses create or resume`);
-    const m = await readOutputManifestIfPresent(store);
-    if (m === undefined)
+    const read = await readManifestVersioned(store);
+    if (read === undefined)
       throw new ProtocolError(`${store.url} has no ${MANIFEST_KEY}: the owner must create the store first`);
+    const { manifest: m, tag } = read;
     if (m.schema !== "earthsciio/output-manifest/v2") {
       throw new ProtocolError(
         `join needs an earthsciio/output-manifest/v2 store; ${store.url} has ${m.schema}`,
       );
     }
-    const w = ZarrStreamWriter.reopen(store, m, role, region, opts);
+    const w = ZarrStreamWriter.reopen(store, m, tag, role, region, opts);
     await w.reloadOpenTimeShard();
     return w;
   }
@@ -289,13 +298,16 @@ export class ZarrStreamWriter {
     checkRole(role);
     if (at !== undefined && (typeof at !== "number" || Number.isNaN(at)))
       throw new SchemaError(`resume: at must be a number, got ${at}`, "/at");
-    const m = await readOutputManifest(store);
+    const read = await readManifestVersioned(store);
+    if (read === undefined)
+      throw new StoreError(`no ${MANIFEST_KEY} in ${store.url}: nothing was committed`, MANIFEST_KEY);
+    const { manifest: m, tag } = read;
     if (m.schema === "earthsciio/output-manifest/v1" && role.kind !== "single") {
       throw new ProtocolError(
         `${store.url} is a v1 (Single-writer) store; resume it as single, not ${role.kind}`,
       );
     }
-    const w = ZarrStreamWriter.reopen(store, m, role, region, opts);
+    const w = ZarrStreamWriter.reopen(store, m, tag, role, region, opts);
     if (w.schema.time_mode !== "append") {
       if (at !== undefined)
         throw new ProtocolError("resume of an indexed store truncates nothing: at must be undefined");
@@ -309,6 +321,7 @@ export class ZarrStreamWriter {
   private static reopen(
     store: Store,
     m: OutputManifest,
+    tag: string | null,
     role: Role,
     region: Region,
     opts: WriterOptions,
@@ -365,6 +378,7 @@ export class ZarrStreamWriter {
       opts,
     });
     w.manifest = m;
+    w.manifestTag = tag;
     return w;
   }
 
@@ -622,6 +636,7 @@ export class ZarrStreamWriter {
       }
       next.nCommitted += verified.records.length;
       next.lastT = verified.records[verified.records.length - 1]!.t;
+      await this.assertSoleOwner();
       await writeTimeShapes(this.store, this.plans, next.nCommitted);
     }
     next.staticsCommitted = [...new Set([...next.staticsCommitted, ...verified.statics])].sort();
@@ -631,8 +646,7 @@ export class ZarrStreamWriter {
     for (const b of verified.blobs) blobs.set(blobKey(b), b);
     next.blobs = [...blobs.values()].sort(compareBlobs);
     next.commitSeq += 1;
-    this.committed = next;
-    const manifest = await this.writeManifest();
+    const manifest = await this.writeManifest(next);
     return {
       commit_seq: next.commitSeq,
       n_committed: this.committedCount,
@@ -640,7 +654,23 @@ export class ZarrStreamWriter {
     };
   }
 
-  private async writeManifest(): Promise<OutputManifest> {
+  /** Refuses early when the manifest changed under this owner (another owner committed). */
+  private async assertSoleOwner(): Promise<void> {
+    if (!this.store.getVersioned) return;
+    const current = await this.store.getVersioned(MANIFEST_KEY);
+    if ((current?.version ?? null) !== this.manifestTag) throw this.concurrentOwner();
+  }
+
+  private concurrentOwner(): CommitError {
+    return new CommitError(
+      `${MANIFEST_KEY} of ${this.store.url} changed since this owner last wrote or read it: another owner is committing to this store`,
+      "concurrent-owner",
+      [this.writerId],
+    );
+  }
+
+  /** Writes the manifest of `state` (the commit point); only then is `state` this writer's committed state. */
+  private async writeManifest(state: CommittedState = this.committed): Promise<OutputManifest> {
     const id = {
       schema: this.schema,
       fingerprint: this.fingerprint,
@@ -648,9 +678,16 @@ export class ZarrStreamWriter {
       regionDims: this.regionDims,
       baseUrl: this.baseUrl,
     };
-    const m =
-      this.manifestVersion === 1 ? buildManifestV1(id, this.committed) : buildManifestV2(id, this.committed);
-    await this.store.put(MANIFEST_KEY, serializeManifest(m));
+    const m = this.manifestVersion === 1 ? buildManifestV1(id, state) : buildManifestV2(id, state);
+    const bytes = serializeManifest(m);
+    if (this.store.putIfVersion) {
+      const tag = await this.store.putIfVersion(MANIFEST_KEY, bytes, this.manifestTag);
+      if (tag === undefined) throw this.concurrentOwner();
+      this.manifestTag = tag;
+    } else {
+      await this.store.put(MANIFEST_KEY, bytes);
+    }
+    this.committed = state;
     this.manifest = m;
     return m;
   }
@@ -667,10 +704,11 @@ export class ZarrStreamWriter {
         throw new SchemaError(`invalidate: index ${i} is not in [0, ${entries.length})`, "/indices");
     }
     const drop = new Set(indices);
-    for (const i of drop) entries[i]!.committed = false;
-    this.committed.blobs = this.committed.blobs.filter((b) => !(b.scope === "record" && drop.has(b.record!)));
-    this.committed.commitSeq += 1;
-    await this.writeManifest();
+    const next = structuredClone(this.committed);
+    for (const i of drop) next.entries![i]!.committed = false;
+    next.blobs = next.blobs.filter((b) => !(b.scope === "record" && drop.has(b.record!)));
+    next.commitSeq += 1;
+    await this.writeManifest(next);
   }
 
   /** Seed §6.2 for statics: uncommits them so they may be written again. */
@@ -681,9 +719,10 @@ export class ZarrStreamWriter {
       if (!this.schema.statics.some((s) => s.name === n))
         throw new SchemaError(`invalidateStatics: unknown static ${JSON.stringify(n)}`, "/names");
     }
-    this.committed.staticsCommitted = this.committed.staticsCommitted.filter((s) => !names.includes(s));
-    this.committed.commitSeq += 1;
-    await this.writeManifest();
+    const next = structuredClone(this.committed);
+    next.staticsCommitted = next.staticsCommitted.filter((s) => !names.includes(s));
+    next.commitSeq += 1;
+    await this.writeManifest(next);
   }
 
   /**
@@ -747,9 +786,9 @@ export class ZarrStreamWriter {
         next.lastT = keep > 0 ? times![keep - 1]! : null;
         next.blobs = next.blobs.filter((b) => b.scope !== "record" || b.record! < keep);
         if (this.manifestVersion === 2) next.commitSeq += 1;
-        this.committed = next;
+        await this.assertSoleOwner();
         await writeTimeShapes(this.store, this.plans, keep);
-        await this.writeManifest();
+        await this.writeManifest(next);
       } else {
         // A crash between the shape rewrite and the manifest leaves shapes ahead of the commit: repair them.
         const layout = await readArrayLayout(this.store, timePlan.name);

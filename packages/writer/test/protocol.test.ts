@@ -295,3 +295,28 @@ describe("§5 roles and protocol", () => {
     assert.equal(r.data[0], 1000 + 13 + 3 * 3 + 5 * 1 + 0.25);
   });
 });
+
+describe("a second owner by mistake", () => {
+  it("exactly one commit wins; the other gets CommitError concurrent-owner and the state stays the winner's", async () => {
+    const store = newStore();
+    const schema = gridSchema();
+    const a = await ZarrStreamWriter.create(store, schema, { kind: "owner", nWriters: 1 });
+    const b = await ZarrStreamWriter.resume(store, { kind: "owner", nWriters: 1 });
+    await a.writeRecord(1, recordArrays(schema, 0, {}));
+    await b.writeRecord(2, recordArrays(schema, 5, {}));
+    const ta = await a.flush();
+    const tb = await b.flush();
+    await a.commit([ta]);
+    const before = await bytesOf(store);
+    await assert.rejects(
+      b.commit([tb]),
+      (e: unknown) => e instanceof CommitError && e.reason === "concurrent-owner",
+    );
+    assert.deepEqual(await bytesOf(store), before);
+    const m = (await readOutputManifest(store)) as OutputManifestV2;
+    assert.equal(m.last_t, 1);
+    assert.equal(m.commit_seq, 1);
+    // The manifest is guarded; shard objects are not: a rogue owner's flush can still replace them, which
+    // is what the control plane's write claims prevent (it never gets to open the store).
+  });
+});

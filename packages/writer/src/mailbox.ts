@@ -1,0 +1,171 @@
+import {
+  type CommitToken,
+  ProtocolError,
+  SchemaError,
+  validateCommitToken,
+  ZarrStreamError,
+} from "@zarr-stream/spec";
+import type { Store } from "@zarr-stream/store";
+
+/**
+ * Token exchange through the store itself, for writers in separate processes or machines that share
+ * nothing but the store. Each writer (the owner too) posts the token of its k-th flush since it joined
+ * to round `c0 + k`, where c0 is the commit_seq of the manifest it read at create/join/resume; the round
+ * is therefore the commit_seq the commit of those tokens will produce. The owner collects a round,
+ * commits, then clears it. A writer that resumes with its token for round `commit_seq + 1` already
+ * posted waits until that round is committed before it writes again (its records are in that round).
+ */
+const ROOT = "_tokens";
+
+/** The owner's wait for a round ended with tokens still missing; `missing` names their writer ids. */
+export class MailboxTimeout extends ZarrStreamError {
+  override name = "MailboxTimeout";
+  constructor(
+    message: string,
+    readonly round: number,
+    readonly missing: number[],
+  ) {
+    super(message);
+  }
+}
+
+function checkRound(round: number): void {
+  if (!Number.isSafeInteger(round) || round < 1) {
+    throw new SchemaError(`mailbox round must be an integer >= 1 (commit_seq + 1), got ${round}`, "/round");
+  }
+}
+
+function checkWriter(writer: number, pointer: string): void {
+  if (!Number.isSafeInteger(writer) || writer < 0) {
+    throw new SchemaError(`writer id must be an integer >= 0, got ${writer}`, pointer);
+  }
+}
+
+/** `_tokens/<round>/<writer>.json`. */
+export function mailboxKey(round: number, writer: number): string {
+  checkRound(round);
+  checkWriter(writer, "/writer");
+  return `${ROOT}/${round}/${writer}.json`;
+}
+
+/** Posts a writer's token for a round, create-only: a second post for the same round and writer is a ProtocolError. */
+export async function postToken(store: Store, round: number, token: CommitToken): Promise<void> {
+  const valid = validateCommitToken(structuredClone(token));
+  const key = mailboxKey(round, valid.writer);
+  const created = await store.putIfAbsent(key, new TextEncoder().encode(JSON.stringify(valid)));
+  if (!created) {
+    throw new ProtocolError(
+      `writer ${valid.writer} already posted a token for round ${round} (${key}): a round takes one token per writer`,
+    );
+  }
+}
+
+export interface CollectOptions {
+  /** Give up with MailboxTimeout after this long (default 60 s). */
+  timeoutMs?: number;
+  /** Pause between looks at the mailbox (default 100 ms). */
+  pollMs?: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * Waits until writers 0..nWriters-1 have all posted for the round and returns their tokens in writer
+ * order, each validated (shape, sorted lists, and its writer id matching its key). A token for a writer
+ * id outside the run is a ProtocolError.
+ */
+export async function collectTokens(
+  store: Store,
+  round: number,
+  nWriters: number,
+  opts: CollectOptions = {},
+): Promise<CommitToken[]> {
+  checkRound(round);
+  if (!Number.isSafeInteger(nWriters) || nWriters < 1) {
+    throw new SchemaError(`nWriters must be an integer >= 1, got ${nWriters}`, "/nWriters");
+  }
+  const timeoutMs = opts.timeoutMs ?? 60_000;
+  const pollMs = opts.pollMs ?? 100;
+  for (const [name, v] of [
+    ["timeoutMs", timeoutMs],
+    ["pollMs", pollMs],
+  ] as const) {
+    if (!Number.isFinite(v) || v < 0)
+      throw new SchemaError(`${name} must be a number >= 0, got ${v}`, `/${name}`);
+  }
+  const deadline = Date.now() + timeoutMs;
+  const tokens = new Map<number, CommitToken>();
+  const dir = `${ROOT}/${round}/`;
+  for (;;) {
+    opts.signal?.throwIfAborted();
+    for (const key of await store.list(dir)) {
+      const writer = writerOfKey(key, dir);
+      if (writer === undefined || tokens.has(writer)) continue;
+      if (writer >= nWriters) {
+        throw new ProtocolError(
+          `${key}: writer ${writer} is not one of this run's writers 0..${nWriters - 1}`,
+        );
+      }
+      tokens.set(writer, await readToken(store, key, writer));
+    }
+    if (tokens.size === nWriters) return [...tokens.keys()].sort((a, b) => a - b).map((w) => tokens.get(w)!);
+    const left = deadline - Date.now();
+    if (left <= 0) {
+      const missing = Array.from({ length: nWriters }, (_, w) => w).filter((w) => !tokens.has(w));
+      throw new MailboxTimeout(
+        `round ${round}: no token from writer${missing.length > 1 ? "s" : ""} ${missing.join(", ")} after ${timeoutMs} ms`,
+        round,
+        missing,
+      );
+    }
+    await pause(Math.min(pollMs, left), opts.signal);
+  }
+}
+
+/** Deletes every token of the round (the owner, after the round is committed). */
+export async function clearRound(store: Store, round: number): Promise<void> {
+  checkRound(round);
+  for (const key of await store.list(`${ROOT}/${round}/`)) await store.delete(key);
+}
+
+/** Writer id of `_tokens/<round>/<id>.json`; other names (a stray upload, a deeper key) are not tokens. */
+function writerOfKey(key: string, dir: string): number | undefined {
+  const m = /^(0|[1-9][0-9]{0,8})\.json$/.exec(key.slice(dir.length));
+  return m === null ? undefined : Number(m[1]);
+}
+
+async function readToken(store: Store, key: string, writer: number): Promise<CommitToken> {
+  const bytes = await store.get(key);
+  if (bytes === undefined) throw new ProtocolError(`${key} was listed, then vanished before it was read`);
+  let doc: unknown;
+  try {
+    doc = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+  } catch (cause) {
+    throw new SchemaError(`${key} is not UTF-8 JSON: ${String(cause)}`, "", key);
+  }
+  let token: CommitToken;
+  try {
+    token = validateCommitToken(doc);
+  } catch (err) {
+    if (err instanceof SchemaError) throw new SchemaError(`${key}: ${err.message}`, err.pointer, key);
+    throw err;
+  }
+  if (token.writer !== writer) {
+    throw new SchemaError(`${key} holds a token of writer ${token.writer}`, "/writer", key);
+  }
+  return token;
+}
+
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }
+    function onAbort() {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    }
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
