@@ -1,0 +1,518 @@
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
+import { ProtocolError, SchemaError } from "@zarr-stream/spec";
+import type { Store } from "@zarr-stream/store";
+import * as claims from "./claims.js";
+import {
+  type ClaimDoc,
+  type Clock,
+  isObject,
+  type JsonObject,
+  parseDocument,
+  type RunRecordDoc,
+  systemClock,
+} from "./documents.js";
+import { ControlPlaneCorrupt } from "./errors.js";
+import type { SlotIndexModel } from "./identity.js";
+import {
+  absoluteUri,
+  assertRunId,
+  eventId,
+  runPrefix,
+  runRecordKey,
+  SCHEMA_KEY,
+  segmentKey,
+} from "./layout.js";
+import { type HistoryEntry, history, type ProjectedState, projectRuns } from "./projection.js";
+import { envelopeJson, pyDumps, TIMESTAMP_KEYS, utf8 } from "./pyjson.js";
+import {
+  type EnsureContext,
+  type EnsureResult,
+  ensureResolvedIndex,
+  type IndexVerification,
+  type ResolvedIndexDeclaration,
+  verifyResolvedIndex,
+} from "./resolved-index.js";
+import { type RootAttributes, zarrJsonAttributes } from "./root-attributes.js";
+import { ensureSlotIndexModel, type SlotIndexOutcome } from "./slot-index.js";
+import * as snapshots from "./snapshots.js";
+import { DEFAULT_RUN_STALE_S, type RunView, readRuns } from "./wal-reader.js";
+import { eventTypeForStatus, makeEvent, RunWriter, runRecordDocument } from "./wal-writer.js";
+
+export interface ControlPlaneOptions {
+  /** Logical product name recorded in every document. */
+  product: string;
+  /** Clock in Unix seconds; injected so staleness boundaries are testable exactly. */
+  now?: Clock;
+  /** Claim and lock owner id; default host:pid:random. */
+  ownerId?: string;
+  runStaleThresholdS?: number;
+  /** run.json heartbeat timer period; 0 disables the timer (heartbeats still happen on append). */
+  runHeartbeatIntervalS?: number;
+  claimStaleThresholdS?: number;
+  /** Claim heartbeat timer period; 0 disables the timer. */
+  claimHeartbeatIntervalS?: number;
+  /** Where the resolved index is mirrored; default the store's root zarr.json. */
+  rootAttributes?: RootAttributes;
+  snapshotKeep?: number;
+  compactLockStaleS?: number;
+  /** How long ensureResolvedIndex waits for a peer holding the index claim (real seconds). */
+  claimWaitS?: number;
+  /** Called when a background heartbeat fails (e.g. the claim was cleared by an operator). */
+  onHeartbeatError?: (error: unknown) => void;
+}
+
+export interface StartRunOptions {
+  runId?: string;
+  /** Run ids this run will replace: emits run_started_with_replacement. */
+  replaces?: string[];
+  outputPath?: string;
+  outputFormat?: string;
+  meta?: JsonObject;
+  slotRange?: [number, number];
+  slotGroup?: string;
+}
+
+function defaultOwnerId(): string {
+  return `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
+}
+
+function defaultRunId(now: number): string {
+  const stamp = new Date(Math.floor(now * 1000))
+    .toISOString()
+    .replace(/[-:]/g, "")
+    .replace(/\.\d+Z$/, "Z");
+  return `run-${stamp}-${randomBytes(4).toString("hex")}`;
+}
+
+/**
+ * One process's handle on a product's `.firecube/` control plane: runs and their WAL, claims, snapshots
+ * and the resolved index. Every document goes through the Store, so the same code serves a filesystem
+ * and an object store.
+ */
+export class ControlPlane {
+  readonly store: Store;
+  readonly product: string;
+  readonly ownerId: string;
+  readonly clock: Clock;
+  private readonly opts: ControlPlaneOptions;
+  private readonly attrs: RootAttributes;
+  private readonly writers = new Map<string, RunWriter>();
+  private readonly claimTimers = new Map<string, NodeJS.Timeout>();
+
+  private constructor(store: Store, opts: ControlPlaneOptions) {
+    this.store = store;
+    this.opts = opts;
+    this.product = opts.product;
+    this.clock = opts.now ?? systemClock;
+    this.ownerId = opts.ownerId ?? defaultOwnerId();
+    this.attrs = opts.rootAttributes ?? zarrJsonAttributes(store);
+  }
+
+  /** Opens (does not create) the control plane; an existing schema.json must be v2 / chunkmanager-v2. */
+  static async open(store: Store, opts: ControlPlaneOptions): Promise<ControlPlane> {
+    if (typeof opts?.product !== "string" || opts.product === "") {
+      throw new SchemaError("product must be a non-empty string", "/product", "control plane options");
+    }
+    const cp = new ControlPlane(store, opts);
+    await cp.readSchema();
+    return cp;
+  }
+
+  private async readSchema(): Promise<JsonObject | undefined> {
+    const bytes = await this.store.get(SCHEMA_KEY);
+    if (bytes === undefined) return undefined;
+    const doc = parseDocument(bytes, SCHEMA_KEY);
+    if (doc.schema_version !== "v2" || doc.layout !== "chunkmanager-v2") {
+      throw new ControlPlaneCorrupt(
+        `${SCHEMA_KEY}: want schema_version "v2" and layout "chunkmanager-v2", got ${JSON.stringify(doc.schema_version)} / ${JSON.stringify(doc.layout)}`,
+        SCHEMA_KEY,
+      );
+    }
+    return doc;
+  }
+
+  /** schema.json is written once, create-only, by the first run. */
+  private async ensureSchema(): Promise<void> {
+    const doc = { schema_version: "v2", layout: "chunkmanager-v2", created_at: this.clock() };
+    const text = pyDumps(doc, {
+      ensureAscii: true,
+      sortKeys: false,
+      spaced: true,
+      floatKeys: TIMESTAMP_KEYS,
+    });
+    if (!(await this.store.putIfAbsent(SCHEMA_KEY, utf8(text)))) await this.readSchema();
+  }
+
+  private writer(runId: string): RunWriter {
+    const w = this.writers.get(runId);
+    if (!w) throw new ProtocolError(`run ${runId} is not open in this process (startRun or resumeRun first)`);
+    return w;
+  }
+
+  private runPayload(runId: string, status: string, o: StartRunOptions & { error?: string }): JsonObject {
+    const run: JsonObject = {
+      output_path: o.outputPath ?? this.store.url,
+      output_format: o.outputFormat ?? "zarr",
+    };
+    if (o.error !== undefined) run.error = o.error;
+    const record: JsonObject = {
+      key: `run_${runId}`,
+      type: "run",
+      size: 0,
+      timestamp: this.clock(),
+      status,
+      meta: { ...(o.meta ?? {}), run_id: runId },
+      run,
+      schema_version: "v2",
+    };
+    if (o.slotRange) record.slot_range = o.slotRange;
+    if (o.slotGroup !== undefined) record.slot_group = o.slotGroup;
+    return record;
+  }
+
+  private newWriter(record: RunRecordDoc, nextPart: number): RunWriter {
+    const w = new RunWriter({
+      store: this.store,
+      clock: this.clock,
+      record,
+      nextPart,
+      heartbeatIntervalS: this.opts.runHeartbeatIntervalS ?? 30,
+      appendHeartbeatMinS: 1,
+      onHeartbeatError: this.opts.onHeartbeatError ?? (() => undefined),
+    });
+    this.writers.set(record.run_id, w);
+    return w;
+  }
+
+  /** Creates runs/<id>/run.json (create-only) and writes the run_started segment. Returns the run id. */
+  async startRun(o: StartRunOptions = {}): Promise<string> {
+    const now = this.clock();
+    const runId = o.runId ?? defaultRunId(now);
+    assertRunId(runId);
+    if (
+      o.slotRange &&
+      !(
+        Number.isInteger(o.slotRange[0]) &&
+        Number.isInteger(o.slotRange[1]) &&
+        o.slotRange[0] < o.slotRange[1]
+      )
+    ) {
+      throw new SchemaError(
+        `slot_range ${JSON.stringify(o.slotRange)} must be integers [start, end) with start < end`,
+        "/slot_range",
+        "run",
+      );
+    }
+    await this.ensureSchema();
+    const record: RunRecordDoc = {
+      schema_version: "v2",
+      product: this.product,
+      run_id: runId,
+      status: "started",
+      parts: 0,
+      events: 0,
+      started_at: now,
+      updated_at: now,
+      run_uri: absoluteUri(this.store, runPrefix(runId).slice(0, -1)),
+      run_stale_threshold_s: this.opts.runStaleThresholdS ?? DEFAULT_RUN_STALE_S,
+    };
+    if (o.slotRange) record.slot_range = o.slotRange;
+    if (o.slotGroup !== undefined) record.slot_group = o.slotGroup;
+    if (!(await this.store.putIfAbsent(runRecordKey(runId), utf8(envelopeJson(runRecordDocument(record)))))) {
+      throw new ProtocolError(`run ${runId} already exists (use resumeRun to reopen it)`);
+    }
+    const w = this.newWriter(record, 0);
+    const payload = this.runPayload(runId, "started", o);
+    if (o.replaces && o.replaces.length > 0) {
+      await w.append("run_started_with_replacement", { ...payload, replaces: [...o.replaces] });
+    } else {
+      await w.append("run_started", payload);
+    }
+    return runId;
+  }
+
+  /** Reopens a live run written earlier (this or a crashed process); new segments start at max(existing)+1. */
+  async resumeRun(runId: string): Promise<RunView> {
+    assertRunId(runId);
+    const view = (await readRuns(this.store, this.clock)).find((r) => r.runId === runId);
+    if (!view) throw new ProtocolError(`run ${runId} does not exist`);
+    if (view.state !== "live" || !view.record) {
+      throw new ProtocolError(`run ${runId} cannot be resumed: it is ${view.orphanReason ?? view.state}`);
+    }
+    const nextPart = view.segments.length > 0 ? view.segments.at(-1)! + 1 : 0;
+    this.newWriter({ ...view.record, parts: view.segments.length, events: view.events.length }, nextPart);
+    return view;
+  }
+
+  async appendEvent(runId: string, eventType: string, record: JsonObject): Promise<string> {
+    if (typeof eventType !== "string" || eventType === "" || !isObject(record)) {
+      throw new SchemaError("appendEvent needs an event type and a record object", "/record", "event");
+    }
+    return this.writer(runId).append(eventType, record);
+  }
+
+  /** Appends a chunk/span record with the event type its status selects (active -> span_committed, ...). */
+  async appendRecord(runId: string, record: JsonObject): Promise<string> {
+    return this.appendEvent(runId, eventTypeForStatus(record.status), record);
+  }
+
+  async flushRun(runId: string): Promise<void> {
+    return this.writer(runId).flush();
+  }
+
+  async heartbeatRun(runId: string): Promise<void> {
+    return this.writer(runId).heartbeat();
+  }
+
+  async completeRun(runId: string, o: { meta?: JsonObject } = {}): Promise<string> {
+    const w = this.writer(runId);
+    const r = w.snapshotRecord();
+    const id = await w.finish(
+      "run_completed",
+      "complete",
+      this.runPayload(runId, "complete", { ...o, ...this.slotOf(r) }),
+    );
+    this.writers.delete(runId);
+    return id;
+  }
+
+  async failRun(runId: string, error: string, o: { meta?: JsonObject } = {}): Promise<string> {
+    const w = this.writer(runId);
+    const r = w.snapshotRecord();
+    const payload = this.runPayload(runId, "failed", { ...o, error, ...this.slotOf(r) });
+    const id = await w.finish("run_failed", "failed", payload, error);
+    this.writers.delete(runId);
+    return id;
+  }
+
+  private slotOf(r: RunRecordDoc): StartRunOptions {
+    const o: StartRunOptions = {};
+    if (r.slot_range) o.slotRange = r.slot_range;
+    if (r.slot_group !== undefined) o.slotGroup = r.slot_group;
+    return o;
+  }
+
+  /**
+   * Marks a stale run abandoned: a new segment (max+1, create-only) holding run_abandoned, then run.json.
+   * A fresh run needs force; an orphan gets a run.json so it stops counting as live.
+   */
+  async abandonRun(runId: string, o: { reason?: string; force?: boolean } = {}): Promise<string> {
+    assertRunId(runId);
+    const reason = o.reason ?? "abandoned";
+    const own = this.writers.get(runId);
+    if (own) {
+      const r = own.snapshotRecord();
+      const id = await own.finish(
+        "run_abandoned",
+        "abandoned",
+        this.runPayload(runId, "abandoned", { error: reason, ...this.slotOf(r) }),
+        reason,
+      );
+      this.writers.delete(runId);
+      return id;
+    }
+    const view = (await readRuns(this.store, this.clock)).find((r) => r.runId === runId);
+    if (!view) throw new ProtocolError(`run ${runId} does not exist`);
+    if (view.state !== "live" && view.state !== "orphaned")
+      throw new ProtocolError(`run ${runId} is already ${view.state}`);
+    if (!view.stale && !o.force) {
+      const age =
+        view.updatedAt === undefined ? "never" : `${(this.clock() - view.updatedAt).toFixed(1)} s ago`;
+      throw new ProtocolError(
+        `run ${runId} is not stale (last heartbeat ${age}, threshold ${view.staleThresholdS} s); use force`,
+      );
+    }
+    const now = this.clock();
+    const part = view.segments.length > 0 ? view.segments.at(-1)! + 1 : 0;
+    const id = eventId(runId, part, 0);
+    const base = view.record ?? this.orphanRecord(view, now);
+    const event = makeEvent(
+      this.product,
+      runId,
+      id,
+      "run_abandoned",
+      now,
+      this.runPayload(runId, "abandoned", { error: reason, ...this.slotOf(base) }),
+    );
+    if (!(await this.store.putIfAbsent(segmentKey(runId, part), utf8(`${envelopeJson(event)}\n`)))) {
+      throw new ProtocolError(`run ${runId} wrote segment ${part} while being abandoned: it is alive`);
+    }
+    const record: RunRecordDoc = {
+      ...base,
+      status: "abandoned",
+      parts: view.segments.length + 1,
+      events: view.events.length + 1,
+      updated_at: now,
+      error: reason,
+      completed_at: now,
+    };
+    await this.store.put(runRecordKey(runId), utf8(envelopeJson(runRecordDocument(record))));
+    return id;
+  }
+
+  private orphanRecord(view: RunView, now: number): RunRecordDoc {
+    return {
+      schema_version: "v2",
+      product: this.product,
+      run_id: view.runId,
+      status: "abandoned",
+      parts: 0,
+      events: 0,
+      started_at: view.events[0]?.timestamp ?? now,
+      updated_at: now,
+      run_uri: absoluteUri(this.store, runPrefix(view.runId).slice(0, -1)),
+      run_stale_threshold_s: view.staleThresholdS,
+    };
+  }
+
+  /** `category:name` -> the full `product:category:name` domain. */
+  domain(categoryAndName: string): string {
+    return claims.claimDomain(this.product, categoryAndName);
+  }
+
+  /** Create-only acquisition of `product:<categoryAndName>`, then a background heartbeat (unref'd). */
+  async acquireClaim(categoryAndName: string): Promise<ClaimDoc> {
+    const domain = this.domain(categoryAndName);
+    const doc = await claims.acquire(
+      this.store,
+      domain,
+      {
+        ownerId: this.ownerId,
+        product: this.product,
+        heartbeatIntervalS: this.opts.claimHeartbeatIntervalS ?? claims.DEFAULT_CLAIM_HEARTBEAT_S,
+        staleThresholdS: this.opts.claimStaleThresholdS ?? claims.DEFAULT_CLAIM_STALE_S,
+      },
+      this.clock,
+    );
+    const every = this.opts.claimHeartbeatIntervalS ?? claims.DEFAULT_CLAIM_HEARTBEAT_S;
+    if (every > 0) {
+      const timer = setInterval(() => {
+        claims.heartbeatClaim(this.store, domain, this.ownerId, this.clock).catch((e) => {
+          this.stopClaimTimer(domain);
+          this.opts.onHeartbeatError?.(e);
+        });
+      }, every * 1000);
+      timer.unref();
+      this.claimTimers.set(domain, timer);
+    }
+    return doc;
+  }
+
+  private stopClaimTimer(domain: string): void {
+    const t = this.claimTimers.get(domain);
+    if (t) clearInterval(t);
+    this.claimTimers.delete(domain);
+  }
+
+  /** Refreshes one claim we hold (atomic rewrite); a claim we lost is a ClaimConflict. */
+  heartbeat(categoryAndName: string): Promise<ClaimDoc> {
+    return claims.heartbeatClaim(this.store, this.domain(categoryAndName), this.ownerId, this.clock);
+  }
+
+  async releaseClaim(categoryAndName: string): Promise<void> {
+    const domain = this.domain(categoryAndName);
+    this.stopClaimTimer(domain);
+    await claims.release(this.store, domain, this.ownerId, this.clock);
+  }
+
+  /** Recovery: clears a claim by its full `product:category:name` domain; a fresh one needs force. */
+  clearClaim(fullDomain: string, o: { force?: boolean } = {}): Promise<claims.ClaimView | undefined> {
+    return claims.clear(this.store, fullDomain, this.clock, o.force ?? false);
+  }
+
+  sweepStaleClaims(o: { dryRun?: boolean } = {}): Promise<claims.ClaimView[]> {
+    return claims.sweepStale(this.store, this.clock, o.dryRun ?? false);
+  }
+
+  listClaims(): Promise<claims.ClaimView[]> {
+    return claims.listClaims(this.store, this.clock());
+  }
+
+  listRuns(): Promise<RunView[]> {
+    return readRuns(this.store, this.clock);
+  }
+
+  async history(): Promise<HistoryEntry[]> {
+    return history(await this.listRuns());
+  }
+
+  /** Current state: snapshot + replay of later runs, or a full replay when the snapshot is missing or corrupt. */
+  project(): Promise<snapshots.ReadStateResult> {
+    return snapshots.readState(this.store, this.clock);
+  }
+
+  /** Current state from the WAL alone. */
+  async replay(): Promise<ProjectedState> {
+    return projectRuns(await this.listRuns());
+  }
+
+  rebuildSnapshot(o: { keep?: number } = {}): Promise<snapshots.RebuildResult> {
+    const opts: snapshots.RebuildOptions = {
+      product: this.product,
+      ownerId: this.ownerId,
+      clock: this.clock,
+    };
+    const keep = o.keep ?? this.opts.snapshotKeep;
+    if (keep !== undefined) opts.keep = keep;
+    if (this.opts.compactLockStaleS !== undefined) opts.lockStaleS = this.opts.compactLockStaleS;
+    return snapshots.rebuildSnapshot(this.store, opts);
+  }
+
+  snapshotStatus(): Promise<snapshots.SnapshotStatus> {
+    return snapshots.snapshotStatus(this.store);
+  }
+
+  private ensureContext(runId: string): EnsureContext {
+    const w = this.writer(runId);
+    const ctx: EnsureContext = {
+      store: this.store,
+      product: this.product,
+      ownerId: this.ownerId,
+      clock: this.clock,
+      attrs: this.attrs,
+      emit: (type, record) => w.append(type, record),
+    };
+    if (this.opts.claimWaitS !== undefined) ctx.claimWaitS = this.opts.claimWaitS;
+    return ctx;
+  }
+
+  /** Precedence rows 1-7 under the `resolved_index:current` claim; records an index_ensured event in the run. */
+  async ensureResolvedIndex(
+    declaration: ResolvedIndexDeclaration,
+    o: { runId: string },
+  ): Promise<EnsureResult> {
+    return ensureResolvedIndex(this.ensureContext(o.runId), declaration, o.runId, "ensure");
+  }
+
+  /** Writes a missing record or re-mirrors attrs from a matching one; never overwrites a divergent record. */
+  async rebuildResolvedIndex(
+    declaration: ResolvedIndexDeclaration,
+    o: { runId: string },
+  ): Promise<EnsureResult> {
+    return ensureResolvedIndex(this.ensureContext(o.runId), declaration, o.runId, "rebuild");
+  }
+
+  verifyResolvedIndex(): Promise<IndexVerification> {
+    return verifyResolvedIndex(this.store, this.attrs);
+  }
+
+  readRootAttributes(): Promise<JsonObject | undefined> {
+    return this.attrs.read();
+  }
+
+  async ensureSlotIndexModel(
+    model: SlotIndexModel,
+    o: { runId: string },
+  ): Promise<{ outcome: SlotIndexOutcome; identityHash: string }> {
+    const w = this.writer(o.runId);
+    return ensureSlotIndexModel(this.store, model, o.runId, this.clock, (t, r) => w.append(t, r));
+  }
+
+  /** Flushes open runs (they stay live) and stops every timer. Claims are left held. */
+  async close(): Promise<void> {
+    for (const d of [...this.claimTimers.keys()]) this.stopClaimTimer(d);
+    for (const w of this.writers.values()) await w.close();
+    this.writers.clear();
+  }
+}

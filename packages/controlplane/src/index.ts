@@ -1,0 +1,28 @@
+export { type ClaimView, isStale as isClaimStale } from "./claims.js";
+export { type CliIo, runControlPlaneCli } from "./cli.js";
+export { ControlPlane, type ControlPlaneOptions, type StartRunOptions } from "./control-plane.js";
+export type { ClaimDoc, Clock, JsonObject, RunRecordDoc, WalEvent } from "./documents.js";
+export {
+  ClaimConflict,
+  ControlPlaneCorrupt,
+  type FieldDiff,
+  ManifestError,
+  type ManifestErrorReason,
+  ResolvedIndexConflict,
+  SnapshotRebuildRefused,
+} from "./errors.js";
+export { resolvedIndexIdentityHash, type SlotIndexModel, slotIndexIdentityHash } from "./identity.js";
+export type { HistoryEntry, ProjectedState } from "./projection.js";
+export {
+  ATTR_INDEX,
+  ATTR_INDEX_HASH,
+  type EnsureOutcome,
+  type EnsureResult,
+  type IndexVerification,
+  type ResolvedIndexDeclaration,
+  type ResolvedIndexRecord,
+} from "./resolved-index.js";
+export { type RootAttributes, zarrJsonAttributes } from "./root-attributes.js";
+export type { LatestDoc, ReadStateResult, RebuildResult, SnapshotMeta, SnapshotStatus } from "./snapshots.js";
+export type { OrphanReason, RunState, RunView } from "./wal-reader.js";
+export { eventTypeForStatus } from "./wal-writer.js";

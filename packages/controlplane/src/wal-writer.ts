@@ -1,0 +1,221 @@
+import { ProtocolError } from "@zarr-stream/spec";
+import type { Store } from "@zarr-stream/store";
+import {
+  type Clock,
+  isObject,
+  type JsonObject,
+  type RunRecordDoc,
+  TERMINAL_EVENTS,
+  type WalEvent,
+} from "./documents.js";
+import { eventId, runRecordKey, SEGMENT_EVENTS, segmentKey } from "./layout.js";
+import { envelopeJson, utf8 } from "./pyjson.js";
+
+/** Events that must be durable before the caller moves on: run lifecycle, maintenance and replacement. */
+export const IMMEDIATE_FLUSH: ReadonlySet<string> = new Set([
+  "run_started",
+  "run_started_with_replacement",
+  "run_completed",
+  "run_failed",
+  "run_abandoned",
+  "replacement_committed",
+  "maintenance_started",
+  "maintenance_completed",
+  "maintenance_failed",
+]);
+
+/** Span and chunk record status -> event type, as the reference maps them. */
+export function eventTypeForStatus(status: unknown): string {
+  switch (status) {
+    case "active":
+      return "span_committed";
+    case "failed":
+      return "span_failed";
+    case "skipped":
+    case "noop":
+      return "span_noop";
+    case "replaced":
+      return "record_replaced";
+    default:
+      return "record_upsert";
+  }
+}
+
+/** run.json in the reference's key order; optional keys only when set. */
+export function runRecordDocument(r: RunRecordDoc): RunRecordDoc {
+  const doc: RunRecordDoc = {
+    schema_version: "v2",
+    product: r.product,
+    run_id: r.run_id,
+    status: r.status,
+    parts: r.parts,
+    events: r.events,
+    started_at: r.started_at,
+    updated_at: r.updated_at,
+    run_uri: r.run_uri,
+    run_stale_threshold_s: r.run_stale_threshold_s,
+  };
+  if (r.error !== undefined) doc.error = r.error;
+  if (r.completed_at !== undefined) doc.completed_at = r.completed_at;
+  if (r.slot_range !== undefined) doc.slot_range = r.slot_range;
+  if (r.slot_group !== undefined) doc.slot_group = r.slot_group;
+  // Keys a peer added within v2 (the reference writes timestamps_skipped) survive our rewrites.
+  for (const [k, v] of Object.entries(r)) if (!(k in doc) && v !== undefined) doc[k] = v;
+  return doc;
+}
+
+export function makeEvent(
+  product: string,
+  runId: string,
+  id: string,
+  eventType: string,
+  timestamp: number,
+  record: JsonObject,
+): WalEvent {
+  const event: WalEvent = {
+    schema_version: "v2",
+    event_id: id,
+    event_type: eventType,
+    product,
+    run_id: runId,
+    timestamp,
+    record,
+  };
+  if (isObject(record.meta) && Object.keys(record.meta).length > 0) event.meta = { ...record.meta };
+  return event;
+}
+
+export interface RunWriterInit {
+  store: Store;
+  clock: Clock;
+  record: RunRecordDoc;
+  /** First segment number to write: max(existing) + 1 when reopening a run. */
+  nextPart: number;
+  heartbeatIntervalS: number;
+  /** run.json is rewritten on append at most this often (it is always rewritten on a segment flush). */
+  appendHeartbeatMinS: number;
+  onHeartbeatError?: (error: unknown) => void;
+}
+
+/**
+ * Buffers one run's events into immutable segments of at most 25 events. Segments are written create-only,
+ * so two processes that both believe they own a run fail instead of overwriting each other's events.
+ * Operations are serialized so concurrent callers see a consistent part/index numbering.
+ */
+export class RunWriter {
+  readonly runId: string;
+  private readonly store: Store;
+  private readonly clock: Clock;
+  private readonly record: RunRecordDoc;
+  private readonly appendHeartbeatMinS: number;
+  private nextPart: number;
+  private buffer: WalEvent[] = [];
+  private chain: Promise<unknown> = Promise.resolve();
+  private timer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(init: RunWriterInit) {
+    this.store = init.store;
+    this.clock = init.clock;
+    this.record = { ...init.record };
+    this.runId = init.record.run_id;
+    this.nextPart = init.nextPart;
+    this.appendHeartbeatMinS = init.appendHeartbeatMinS;
+    if (init.heartbeatIntervalS > 0) {
+      this.timer = setInterval(() => {
+        this.heartbeat().catch((e) => init.onHeartbeatError?.(e));
+      }, init.heartbeatIntervalS * 1000);
+      this.timer.unref();
+    }
+  }
+
+  get status(): string {
+    return this.record.status;
+  }
+
+  /** A copy of the run record as last written (or about to be). */
+  snapshotRecord(): RunRecordDoc {
+    return { ...this.record };
+  }
+
+  private serial<T>(op: () => Promise<T>): Promise<T> {
+    const next = this.chain.then(op, op);
+    this.chain = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Appends one event; returns its id. Flushes at 25 buffered events or on an immediate-flush event. */
+  append(eventType: string, record: JsonObject): Promise<string> {
+    return this.serial(async () => {
+      if (this.closed) throw new ProtocolError(`run ${this.runId} is closed (${this.record.status})`);
+      const id = eventId(this.runId, this.nextPart, this.buffer.length);
+      this.buffer.push(makeEvent(this.record.product, this.runId, id, eventType, this.clock(), record));
+      if (IMMEDIATE_FLUSH.has(eventType) || this.buffer.length >= SEGMENT_EVENTS) await this.flushNow();
+      else if (this.clock() - this.record.updated_at >= this.appendHeartbeatMinS) await this.writeRecord();
+      return id;
+    });
+  }
+
+  /** Writes buffered events as a new segment (no-op when empty). */
+  flush(): Promise<void> {
+    return this.serial(() => this.flushNow());
+  }
+
+  /** Refreshes run.json's updated_at (atomic replace). */
+  heartbeat(): Promise<void> {
+    return this.serial(async () => {
+      if (!this.closed) await this.writeRecord();
+    });
+  }
+
+  /** Appends a terminal event, flushes, records the terminal status and stops the heartbeat. */
+  async finish(eventType: string, status: string, record: JsonObject, error?: string): Promise<string> {
+    if (!TERMINAL_EVENTS.has(eventType)) throw new ProtocolError(`${eventType} is not a terminal run event`);
+    return this.serial(async () => {
+      if (this.closed) throw new ProtocolError(`run ${this.runId} is already ${this.record.status}`);
+      const now = this.clock();
+      const id = eventId(this.runId, this.nextPart, this.buffer.length);
+      this.buffer.push(makeEvent(this.record.product, this.runId, id, eventType, now, record));
+      this.record.status = status;
+      this.record.completed_at = now;
+      if (error !== undefined) this.record.error = error;
+      await this.flushNow();
+      this.stop();
+      return id;
+    });
+  }
+
+  /** Flushes what is buffered and stops the heartbeat timer without a terminal event (the run stays live). */
+  close(): Promise<void> {
+    return this.serial(async () => {
+      await this.flushNow();
+      this.stop();
+    });
+  }
+
+  private stop(): void {
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  private async flushNow(): Promise<void> {
+    if (this.buffer.length === 0) return;
+    const key = segmentKey(this.runId, this.nextPart);
+    const text = `${this.buffer.map((e) => envelopeJson(e)).join("\n")}\n`;
+    if (!(await this.store.putIfAbsent(key, utf8(text)))) {
+      throw new ProtocolError(`${key} already exists: another process is writing run ${this.runId}`);
+    }
+    this.record.parts += 1;
+    this.record.events += this.buffer.length;
+    this.nextPart += 1;
+    this.buffer = [];
+    await this.writeRecord();
+  }
+
+  private async writeRecord(): Promise<void> {
+    this.record.updated_at = this.clock();
+    const doc = runRecordDocument(this.record);
+    await this.store.put(runRecordKey(this.runId), utf8(envelopeJson(doc)));
+  }
+}

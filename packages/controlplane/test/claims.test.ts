@@ -1,0 +1,172 @@
+import assert from "node:assert/strict";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+import { FsStore } from "@zarr-stream/store";
+import { ClaimConflict, ControlPlane } from "../src/index.js";
+import { claimDigest, claimKey } from "../src/layout.js";
+import { manualClock, TextMemoryStore } from "./helpers/stores.js";
+
+const T0 = 1724000000;
+
+async function two(store: TextMemoryStore | FsStore = new TextMemoryStore()) {
+  const clock = manualClock(T0);
+  const o = { product: "demo", now: clock, claimHeartbeatIntervalS: 0, runHeartbeatIntervalS: 0 };
+  const a = await ControlPlane.open(store, { ...o, ownerId: "alice" });
+  const b = await ControlPlane.open(store, { ...o, ownerId: "bob" });
+  return { a, b, clock, store };
+}
+
+async function conflictOf(p: Promise<unknown>): Promise<ClaimConflict> {
+  try {
+    await p;
+  } catch (e) {
+    assert.ok(e instanceof ClaimConflict, String(e));
+    return e;
+  }
+  assert.fail("expected ClaimConflict");
+}
+
+test("claims: file is claims/<sha256(product:category:name)>.json with the reference fields", async () => {
+  const { a, store } = await two();
+  await a.acquireClaim("zarr_append:g1");
+  const key = `.firecube/claims/${claimDigest("demo:zarr_append:g1")}.json`;
+  assert.equal(key, claimKey("demo:zarr_append:g1"));
+  const doc = JSON.parse((store as TextMemoryStore).text(key)!);
+  assert.deepEqual(Object.keys(doc), [
+    "product",
+    "domain",
+    "owner_id",
+    "claim_path",
+    "acquired_at",
+    "last_heartbeat_at",
+    "heartbeat_interval_s",
+    "stale_threshold_s",
+  ]);
+  assert.equal(doc.domain, "demo:zarr_append:g1");
+  assert.equal(doc.stale_threshold_s, 120);
+  assert.match((store as TextMemoryStore).text(key)!, /"acquired_at":1724000000\.0/);
+});
+
+test("claims: a second acquirer gets a conflict naming the owner; a stale claim is never taken over", async () => {
+  const { a, b, clock } = await two();
+  await a.acquireClaim("zarr_region:g:slot=3");
+  const fresh = await conflictOf(b.acquireClaim("zarr_region:g:slot=3"));
+  assert.equal(fresh.owner, "alice");
+  assert.equal(fresh.stale, false);
+  assert.match(fresh.message, /held by alice \(fresh/);
+  clock.advance(121);
+  const stale = await conflictOf(b.acquireClaim("zarr_region:g:slot=3"));
+  assert.equal(stale.stale, true);
+  assert.match(stale.message, /held by alice \(stale/);
+});
+
+test("claims: staleness is strict: exactly 120 s is fresh, 120.001 s is stale", async () => {
+  const { a, b, clock } = await two();
+  await a.acquireClaim("x:y");
+  clock.set(T0 + 120);
+  assert.equal((await b.listClaims())[0]!.stale, false);
+  await assert.rejects(b.clearClaim("demo:x:y"), { name: "ClaimConflict", stale: false });
+  clock.set(T0 + 120.001);
+  assert.equal((await b.listClaims())[0]!.stale, true);
+});
+
+test("claims: heartbeat refreshes last_heartbeat_at (keeps it fresh) and a lost claim fails the heartbeat", async () => {
+  const { a, b, clock } = await two();
+  await a.acquireClaim("x:y");
+  clock.advance(100);
+  await a.heartbeat("x:y");
+  clock.advance(100);
+  assert.equal((await b.listClaims())[0]!.stale, false);
+  await conflictOf(b.heartbeat("x:y"));
+  clock.advance(21);
+  await b.clearClaim("demo:x:y");
+  await assert.rejects(a.heartbeat("x:y"), { name: "ClaimConflict" });
+});
+
+test("claims: heartbeat timer keeps the claim fresh in real time", async () => {
+  const store = new TextMemoryStore();
+  let t = T0;
+  const cp = await ControlPlane.open(store, {
+    product: "demo",
+    now: () => t,
+    claimHeartbeatIntervalS: 0.02,
+    ownerId: "me",
+  });
+  await cp.acquireClaim("x:y");
+  t += 1000;
+  await new Promise((r) => setTimeout(r, 120));
+  const [c] = await cp.listClaims();
+  assert.equal(c!.claim.last_heartbeat_at, T0 + 1000);
+  await cp.releaseClaim("x:y");
+  assert.deepEqual(await cp.listClaims(), []);
+});
+
+test("claims: release deletes only our own claim", async () => {
+  const { a, b } = await two();
+  await a.acquireClaim("x:y");
+  await conflictOf(b.releaseClaim("x:y"));
+  await a.releaseClaim("x:y");
+  await b.acquireClaim("x:y");
+  assert.equal((await a.listClaims())[0]!.claim.owner_id, "bob");
+});
+
+test("claims: clear needs force for a fresh claim; stale sweep clears only stale claims and re-checks", async () => {
+  const { a, b, clock } = await two();
+  await a.acquireClaim("old:1");
+  clock.advance(100);
+  await a.acquireClaim("new:1");
+  clock.advance(30); // old is 130 s silent, new 30 s
+  const swept = await b.sweepStaleClaims();
+  assert.deepEqual(
+    swept.map((c) => c.claim.domain),
+    ["demo:old:1"],
+  );
+  assert.deepEqual(
+    (await b.listClaims()).map((c) => c.claim.domain),
+    ["demo:new:1"],
+  );
+  await conflictOf(b.clearClaim("demo:new:1"));
+  assert.ok(await b.clearClaim("demo:new:1", { force: true }));
+  assert.deepEqual(await b.listClaims(), []);
+});
+
+test("claims: sweep keeps a claim whose owner heartbeats between listing and deletion", async () => {
+  const { a, b, clock, store } = await two();
+  await a.acquireClaim("x:y");
+  clock.advance(200);
+  const mem = store as TextMemoryStore;
+  const realGet = mem.get.bind(mem);
+  let reads = 0;
+  mem.get = async (key: string) => {
+    if (key.includes("/claims/") && ++reads === 2) await a.heartbeat("x:y"); // the owner comes back
+    return realGet(key);
+  };
+  assert.deepEqual(await b.sweepStaleClaims(), []);
+  mem.get = realGet;
+  assert.equal((await b.listClaims()).length, 1);
+});
+
+test("claims: bad domains are refused before any I/O", async () => {
+  const { a, store } = await two();
+  await assert.rejects(a.acquireClaim("nocolon"), { name: "SchemaError" });
+  assert.deepEqual(await store.list(""), []);
+});
+
+test("claims: after acquire, conflict and heartbeat on a filesystem store, claims/ holds only <sha256>.json files", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "cp-claims-"));
+  try {
+    const { a, b } = await two(new FsStore(dir));
+    for (let i = 0; i < 20; i++) {
+      await a.acquireClaim(`d:${i}`);
+      await conflictOf(b.acquireClaim(`d:${i}`));
+      await a.heartbeat(`d:${i}`);
+    }
+    const names = await readdir(join(dir, ".firecube", "claims"));
+    assert.equal(names.length, 20);
+    for (const n of names) assert.match(n, /^[0-9a-f]{64}\.json$/);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});

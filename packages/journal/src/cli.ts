@@ -1,0 +1,210 @@
+import { once } from "node:events";
+import { createWriteStream } from "node:fs";
+import { readFile, rename, writeFile } from "node:fs/promises";
+import { extname } from "node:path";
+import { parseArgs } from "node:util";
+import { type JournalFormat, ZarrStreamError } from "@zarr-stream/spec";
+import { FsStore } from "@zarr-stream/store";
+import { JournalError } from "./errors.js";
+import { pruneJournal } from "./prune.js";
+import { publishPart } from "./publish.js";
+import { composeHeadToStream, exportSession } from "./session.js";
+import { SqliteJournalRegistry } from "./sqlite-registry.js";
+
+export interface CliIo {
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+}
+
+export const JOURNAL_USAGE = `Usage: zstream journal <command> [options]
+
+Commands:
+  publish --db F --store DIR FILE [--format csv|ndjson] [--max-parts N] [--part-index N] [--watermark N]
+      Publish FILE as the next part; one row whose configuration is the cumulative head.
+      --part-index repeats a run that may have crashed (idempotent on the row identifier).
+  compose --db F --store DIR [--out FILE]
+      Write the current output's composite (stdout when --out is omitted).
+  prune --db F --store DIR --cutoff ISO [--dry-run]
+      Delete superseded rows due by the cutoff and their blobs; never anything the current output uses.
+  export --db F --store DIR --out FILE.zip
+      Session export: every row's part blob as its own entry plus index.json (md5, size).
+
+Options:
+  -h, --help   Show this help.
+`;
+
+class UsageError extends Error {}
+
+const OPTIONS = {
+  db: { type: "string" },
+  store: { type: "string" },
+  format: { type: "string" },
+  "max-parts": { type: "string" },
+  "part-index": { type: "string" },
+  watermark: { type: "string" },
+  out: { type: "string" },
+  cutoff: { type: "string" },
+  "dry-run": { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>["values"];
+
+function required(values: Values, name: "db" | "store" | "cutoff" | "out"): string {
+  const v = values[name];
+  if (v === undefined || v === "") throw new UsageError(`--${name} is required`);
+  return v;
+}
+
+function integer(values: Values, name: "max-parts" | "part-index"): number | undefined {
+  const v = values[name];
+  if (v === undefined) return undefined;
+  if (!/^\d+$/.test(v))
+    throw new UsageError(`--${name} must be a non-negative integer, got ${JSON.stringify(v)}`);
+  return Number(v);
+}
+
+function formatOf(values: Values, file: string): JournalFormat | undefined {
+  const f = values.format;
+  if (f !== undefined) {
+    if (f !== "csv" && f !== "ndjson")
+      throw new UsageError(`--format must be csv or ndjson, got ${JSON.stringify(f)}`);
+    return f;
+  }
+  const ext = extname(file).toLowerCase();
+  if (ext === ".csv") return "csv";
+  if (ext === ".ndjson" || ext === ".jsonl") return "ndjson";
+  return undefined;
+}
+
+async function write(out: NodeJS.WritableStream, chunk: Uint8Array | string): Promise<void> {
+  if (!out.write(chunk)) await once(out, "drain");
+}
+
+async function withJournal<T>(
+  values: Values,
+  run: (registry: SqliteJournalRegistry, store: FsStore) => Promise<T>,
+): Promise<T> {
+  const registry = new SqliteJournalRegistry(required(values, "db"));
+  try {
+    return await run(registry, new FsStore(required(values, "store")));
+  } finally {
+    registry.close();
+  }
+}
+
+async function publish(values: Values, positionals: string[], io: CliIo): Promise<void> {
+  const [file, ...extra] = positionals;
+  if (file === undefined || extra.length > 0) throw new UsageError("publish takes exactly one FILE");
+  const watermark = values.watermark;
+  if (watermark !== undefined && !Number.isFinite(Number(watermark))) {
+    throw new UsageError(`--watermark must be a number, got ${JSON.stringify(watermark)}`);
+  }
+  const format = formatOf(values, file);
+  const maxParts = integer(values, "max-parts");
+  const partIndex = integer(values, "part-index");
+  const part = await readFile(file);
+  const result = await withJournal(values, (registry, store) =>
+    publishPart({
+      registry,
+      store,
+      part,
+      format,
+      maxParts,
+      partIndex,
+      watermark: watermark === undefined ? undefined : Number(watermark),
+    }),
+  );
+  const c = result.row.config;
+  const summary = {
+    outputIdentifier: c.outputIdentifier,
+    partKey: c.partKey,
+    partCount: c.partCount,
+    journalCompactionCount: c.journalCompactionCount,
+    created: result.created,
+    compacted: result.compacted,
+    rewritten: result.rewritten,
+  };
+  await write(io.stdout, `${JSON.stringify(summary)}\n`);
+}
+
+async function compose(values: Values, io: CliIo): Promise<void> {
+  const out = values.out;
+  await withJournal(values, async (registry, store) => {
+    if (out === undefined) {
+      await composeHeadToStream(registry, store, (chunk) => write(io.stdout, chunk));
+      return;
+    }
+    // Written beside the target and renamed, so a failed compose never leaves a truncated composite.
+    const temp = `${out}.partial-${process.pid}`;
+    const file = createWriteStream(temp);
+    const bytes = await composeHeadToStream(registry, store, file);
+    file.end();
+    await once(file, "finish");
+    await rename(temp, out);
+    await write(io.stdout, `${JSON.stringify({ out, bytes })}\n`);
+  });
+}
+
+async function prune(values: Values, io: CliIo): Promise<void> {
+  const cutoff = required(values, "cutoff");
+  const dryRun = values["dry-run"] === true;
+  const plan = await withJournal(values, (registry, store) =>
+    pruneJournal(registry, store, { cutoff, dryRun }),
+  );
+  const summary = {
+    dryRun,
+    pruned: plan.prune.map((r) => r.config.outputIdentifier),
+    kept: plan.keep.map(({ row, reason }) => ({ outputIdentifier: row.config.outputIdentifier, reason })),
+  };
+  await write(io.stdout, `${JSON.stringify(summary)}\n`);
+}
+
+async function exportZip(values: Values, io: CliIo): Promise<void> {
+  const out = required(values, "out");
+  const zip = await withJournal(values, (registry, store) => exportSession(registry, store));
+  await writeFile(out, zip);
+  await write(io.stdout, `${JSON.stringify({ out, bytes: zip.length })}\n`);
+}
+
+/**
+ * `zstream journal …` in-process: returns the exit code (0 ok, 1 failed, 2 usage) and never exits the
+ * process, so the CLI package can delegate to it and tests can call it.
+ */
+export async function runJournalCli(argv: string[], io: CliIo): Promise<number> {
+  let parsed: { values: Values; positionals: string[] };
+  try {
+    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (error) {
+    await write(io.stderr, `error: ${(error as Error).message}\n\n${JOURNAL_USAGE}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  const [command, ...rest] = positionals;
+  if (values.help || command === "help") {
+    await write(io.stdout, JOURNAL_USAGE);
+    return 0;
+  }
+  try {
+    if (command === "publish") await publish(values, rest, io);
+    else if (command === "compose" || command === "prune" || command === "export") {
+      if (rest.length > 0) throw new UsageError(`${command} takes no positional arguments`);
+      await (command === "compose" ? compose : command === "prune" ? prune : exportZip)(values, io);
+    } else
+      throw new UsageError(
+        command === undefined ? "missing command" : `unknown command ${JSON.stringify(command)}`,
+      );
+    return 0;
+  } catch (error) {
+    if (error instanceof UsageError) {
+      await write(io.stderr, `error: ${error.message}\n\n${JOURNAL_USAGE}`);
+      return 2;
+    }
+    if (error instanceof ZarrStreamError || error instanceof JournalError) {
+      await write(io.stderr, `error: ${error.name}: ${error.message}\n`);
+      return 1;
+    }
+    await write(io.stderr, `error: ${(error as Error).message ?? String(error)}\n`);
+    return 1;
+  }
+}

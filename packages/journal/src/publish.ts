@@ -1,0 +1,240 @@
+import { createHash } from "node:crypto";
+import type { JournalFormat, JournalRowConfig } from "@zarr-stream/spec";
+import type { Store } from "@zarr-stream/store";
+import { composeJournalAsync } from "./compose.js";
+import { assertHeaderPrefix, mergeCsvHeaders, parseCsvHeaderLine } from "./csv-header.js";
+import { JournalError } from "./errors.js";
+import { assertCsvLineSafe } from "./part-check.js";
+import type { JournalRegistry, RowPatch } from "./registry.js";
+import { DEFAULT_MAX_PARTS, type JournalRow, outputIdentifierOf } from "./row.js";
+import { firstLineOf, storePartSource } from "./sources.js";
+
+/** Points of a publish a crash test can stop at. */
+export type PublishStep = "planned" | "blob-written" | "registered";
+
+export interface PublishOptions {
+  registry: JournalRegistry;
+  store: Store;
+  /** The new part's bytes (CSV with its own header line, or NDJSON). */
+  part: Uint8Array;
+  /** Required for the first row; later rows must match the journal's format. */
+  format?: JournalFormat;
+  /** Compaction threshold; default: the current row's, else 64. 0 disables compaction. */
+  maxParts?: number;
+  /**
+   * The run's own index. A retry after a crash passes the index it published under, so it gets the
+   * earlier row back instead of appending its data twice. Default: the next index.
+   */
+  partIndex?: number;
+  /** Watermark this state covers; default: the previous row's. */
+  watermark?: number | null;
+  /** Store prefix of part blobs (default "journal/"). */
+  keyPrefix?: string;
+  now?: () => Date;
+  onStep?: (step: PublishStep) => void;
+}
+
+export interface PublishResult {
+  row: JournalRow;
+  /** False when the row was already registered (a retry). */
+  created: boolean;
+  /** The row's blob was composed from every live part (artefactParts = [itself]). */
+  compacted: boolean;
+  /** A retry with different bytes overwrote the blob and patched the row. */
+  rewritten: boolean;
+}
+
+function md5Hex(bytes: Uint8Array): string {
+  return createHash("md5").update(bytes).digest("hex");
+}
+
+function checkOptions(o: PublishOptions): void {
+  if (!(o.part instanceof Uint8Array))
+    throw new JournalError("publishPart: part must be a Uint8Array", "argument");
+  if (o.format !== undefined && o.format !== "csv" && o.format !== "ndjson") {
+    throw new JournalError(
+      `publishPart: format must be "csv" or "ndjson", got ${JSON.stringify(o.format)}`,
+      "format",
+    );
+  }
+  for (const [name, v] of [
+    ["maxParts", o.maxParts],
+    ["partIndex", o.partIndex],
+  ] as const) {
+    if (v !== undefined && (!Number.isSafeInteger(v) || v < 0)) {
+      throw new JournalError(`publishPart: ${name} must be a non-negative integer, got ${v}`, "argument");
+    }
+  }
+  if (o.watermark != null && !Number.isFinite(o.watermark)) {
+    throw new JournalError(
+      `publishPart: watermark must be a finite number or null, got ${o.watermark}`,
+      "argument",
+    );
+  }
+  const prefix = o.keyPrefix ?? "journal/";
+  if (prefix !== "" && !prefix.endsWith("/")) {
+    throw new JournalError(
+      `publishPart: keyPrefix ${JSON.stringify(prefix)} must be empty or end with "/"`,
+      "argument",
+    );
+  }
+}
+
+interface Target {
+  index: number;
+  base: JournalRow | undefined;
+  existing: JournalRow | undefined;
+}
+
+/** Which index this run publishes under and the row it builds on. */
+async function resolveTarget(registry: JournalRegistry, partIndex: number | undefined): Promise<Target> {
+  const current = await registry.current();
+  const next = current ? current.config.partIndex + 1 : 0;
+  if (partIndex === undefined || partIndex === next)
+    return { index: next, base: current, existing: undefined };
+  const existing = await registry.find(outputIdentifierOf(partIndex));
+  if (!existing) {
+    throw new JournalError(
+      `publishPart: partIndex ${partIndex} is neither registered nor the next index ${next}`,
+      "part-index",
+    );
+  }
+  const base = partIndex === 0 ? undefined : await registry.find(outputIdentifierOf(partIndex - 1));
+  if (partIndex > 0 && !base) {
+    throw new JournalError(
+      `publishPart: cannot redo ${existing.config.outputIdentifier}: its base row was pruned`,
+      "part-index",
+    );
+  }
+  return { index: partIndex, base, existing };
+}
+
+interface Plan {
+  config: JournalRowConfig;
+  blob: Uint8Array;
+  compacted: boolean;
+}
+
+async function planRow(o: PublishOptions, t: Target, createdAtUtc: string): Promise<Plan> {
+  const base = t.base?.config;
+  const format = o.format ?? base?.journalFormat ?? t.existing?.config.journalFormat;
+  if (format === undefined) throw new JournalError("publishPart: the first part needs a format", "format");
+  if (base && base.journalFormat !== format) {
+    throw new JournalError(`publishPart: journal is ${base.journalFormat}, part is ${format}`, "format");
+  }
+  const where = outputIdentifierOf(t.index);
+  let csvHeaders: string[] = [];
+  if (format === "csv") {
+    assertCsvLineSafe(o.part, where);
+    const header = parseCsvHeaderLine(Buffer.from(firstLineOf(o.part).line).toString("utf8"));
+    csvHeaders = mergeCsvHeaders(base?.csvHeaders ?? [], header);
+    assertHeaderPrefix(header, csvHeaders, where);
+  }
+  const maxParts = o.maxParts ?? base?.maxParts ?? DEFAULT_MAX_PARTS;
+  const compacted = base !== undefined && maxParts > 0 && base.partCount >= maxParts;
+  const ext = format === "csv" ? "csv" : "ndjson";
+  const partKey = `${o.keyPrefix ?? "journal/"}${where}.${ext}`;
+  const blob = compacted
+    ? await composeJournalAsync([...base.artefactParts.map((k) => storePartSource(o.store, k)), o.part], {
+        format,
+        csvHeaders,
+      })
+    : o.part;
+  const artefactParts = compacted || !base ? [partKey] : [...base.artefactParts, partKey];
+  const config: JournalRowConfig = {
+    outputIdentifier: where,
+    journalFormat: format,
+    partIndex: t.index,
+    partKey,
+    partSize: blob.length,
+    partMd5: md5Hex(blob),
+    csvHeaders,
+    csvHeaderCount: csvHeaders.length,
+    artefactParts,
+    partCount: artefactParts.length,
+    maxParts,
+    journalCompactionCount: (base?.journalCompactionCount ?? 0) + (compacted ? 1 : 0),
+    watermark: o.watermark !== undefined ? o.watermark : (base?.watermark ?? null),
+    artefactState: "live",
+    retentionEligible: false,
+    supersededAtUtc: null,
+    supersededReason: null,
+    supersededByOutputId: null,
+    createdAtUtc,
+  };
+  return { config, blob, compacted };
+}
+
+/** Compaction supersedes every row still live before the new one. */
+async function supersessionPatches(registry: JournalRegistry, by: string, at: string): Promise<RowPatch[]> {
+  return (await registry.rows())
+    .filter((r) => r.config.outputIdentifier !== by && r.config.artefactState === "live")
+    .map((r) => ({
+      outputIdentifier: r.config.outputIdentifier,
+      patch: {
+        artefactState: "superseded",
+        retentionEligible: true,
+        supersededAtUtc: at,
+        supersededReason: "journal-compaction",
+        supersededByOutputId: by,
+      },
+    }));
+}
+
+/**
+ * Seed 004 producer: publishes ONE row whose blob is the new part and whose configuration is the
+ * cumulative head, so a crash at any point leaves the newest row a complete state. The blob is written
+ * before the row is registered (an orphan blob is harmless; a row without its blob is not), and a
+ * compaction registers the compacted row and supersedes every earlier row in one transaction.
+ */
+export async function publishPart(o: PublishOptions): Promise<PublishResult> {
+  checkOptions(o);
+  const now = (o.now ?? (() => new Date()))().toISOString();
+  const target = await resolveTarget(o.registry, o.partIndex);
+  const existing = target.existing;
+  const plan = await planRow(o, target, existing?.config.createdAtUtc ?? now);
+  o.onStep?.("planned");
+  if (existing && existing.config.partMd5 === plan.config.partMd5) {
+    // Same bytes as registered; the blob may still hold a crashed retry's different bytes, so check it.
+    const stored = await o.store.get(plan.config.partKey);
+    if (stored !== undefined && md5Hex(stored) === plan.config.partMd5) {
+      return { row: existing, created: false, compacted: plan.compacted, rewritten: false };
+    }
+    await o.store.put(plan.config.partKey, plan.blob);
+    return { row: existing, created: false, compacted: plan.compacted, rewritten: true };
+  }
+  const current = await o.registry.current();
+  if (existing && current?.id !== existing.id) {
+    throw new JournalError(
+      `publishPart: ${existing.config.outputIdentifier} has different bytes but is no longer the current output`,
+      "part-index",
+    );
+  }
+  await o.store.put(plan.config.partKey, plan.blob);
+  o.onStep?.("blob-written");
+  if (existing) {
+    const { outputIdentifier: _id, ...patch } = plan.config;
+    await o.registry.patch([{ outputIdentifier: existing.config.outputIdentifier, patch }]);
+    o.onStep?.("registered");
+    const row = { id: existing.id, config: plan.config };
+    return { row, created: false, compacted: plan.compacted, rewritten: true };
+  }
+  const patches = plan.compacted
+    ? await supersessionPatches(o.registry, plan.config.outputIdentifier, now)
+    : [];
+  const { row, created } = await o.registry.register(plan.config, patches);
+  if (!created && row.config.partMd5 !== plan.config.partMd5) {
+    // Registered meanwhile under the same identifier: the blob now holds our bytes, so the row follows.
+    const { outputIdentifier: _id, createdAtUtc: _at, ...patch } = plan.config;
+    await o.registry.patch([{ outputIdentifier: row.config.outputIdentifier, patch }]);
+    o.onStep?.("registered");
+    return {
+      row: { id: row.id, config: { ...row.config, ...patch } },
+      created,
+      compacted: plan.compacted,
+      rewritten: true,
+    };
+  }
+  o.onStep?.("registered");
+  return { row, created, compacted: plan.compacted, rewritten: false };
+}

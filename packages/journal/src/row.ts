@@ -1,0 +1,47 @@
+import { type JournalRowConfig, SchemaError, validateJournalRow } from "@zarr-stream/spec";
+
+/** A registered journal row: `id` orders rows (the newest is the current output). */
+export interface JournalRow {
+  id: number;
+  config: JournalRowConfig;
+}
+
+export const DEFAULT_MAX_PARTS = 64;
+
+/** Seed 004: `journal-p{index:06d}`. */
+export function outputIdentifierOf(partIndex: number): string {
+  return `journal-p${String(partIndex).padStart(6, "0")}`;
+}
+
+function crossKey(ok: boolean, pointer: string, message: string, where: string): void {
+  if (!ok) throw new SchemaError(`journal row ${where}: ${pointer}: ${message}`, pointer, "journal row");
+}
+
+/**
+ * Schema check plus the rules a schema cannot state: the counts match their lists, the identifier
+ * matches the index, and a live row carries no supersession. Used on everything read from a registry.
+ */
+export function checkRowConfig(value: unknown, where: string): JournalRowConfig {
+  const c = validateJournalRow(value);
+  crossKey(
+    c.outputIdentifier === outputIdentifierOf(c.partIndex),
+    "/outputIdentifier",
+    "does not match partIndex",
+    where,
+  );
+  crossKey(c.csvHeaderCount === c.csvHeaders.length, "/csvHeaderCount", "is not csvHeaders.length", where);
+  crossKey(c.partCount === c.artefactParts.length, "/partCount", "is not artefactParts.length", where);
+  crossKey(
+    c.journalFormat === "csv" || c.csvHeaders.length === 0,
+    "/csvHeaders",
+    "must be empty for ndjson",
+    where,
+  );
+  crossKey(
+    c.artefactState === "superseded" || (c.supersededAtUtc === null && c.supersededByOutputId === null),
+    "/artefactState",
+    "a live row carries supersession fields",
+    where,
+  );
+  return c;
+}

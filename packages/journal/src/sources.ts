@@ -1,0 +1,92 @@
+import { createReadStream } from "node:fs";
+import { StoreError } from "@zarr-stream/spec";
+import type { Store } from "@zarr-stream/store";
+
+/**
+ * A part to compose: its bytes, or a factory that streams them. Composing CSV reads each part twice
+ * (its first line, then its body), so a factory must be callable more than once.
+ */
+export type PartSource = Uint8Array | (() => AsyncIterable<Uint8Array>);
+
+const READ_CHUNK = 1 << 20;
+
+/** Streams a local file in 1 MiB chunks. */
+export function filePartSource(path: string): () => AsyncIterable<Uint8Array> {
+  return () => createReadStream(path, { highWaterMark: READ_CHUNK });
+}
+
+/**
+ * Streams a store object with ranged reads, checking each range is as long as the object's size says,
+ * so a blob that shrinks or vanishes under the reader fails loudly instead of composing short.
+ */
+export function storePartSource(
+  store: Store,
+  key: string,
+  chunkSize = READ_CHUNK,
+): () => AsyncIterable<Uint8Array> {
+  return async function* read() {
+    const size = await store.size(key);
+    if (size === undefined)
+      throw new StoreError(`journal part ${JSON.stringify(key)} is missing from ${store.url}`, key);
+    for (let offset = 0; offset < size; offset += chunkSize) {
+      const want = Math.min(chunkSize, size - offset);
+      const bytes = await store.getRange(key, offset, want);
+      if (bytes === undefined || bytes.length !== want) {
+        throw new StoreError(
+          `journal part ${JSON.stringify(key)} returned ${bytes?.length ?? "no"} bytes at offset ${offset}, expected ${want}`,
+          key,
+        );
+      }
+      yield bytes;
+    }
+  };
+}
+
+export async function* chunksOf(source: PartSource): AsyncIterable<Uint8Array> {
+  if (source instanceof Uint8Array) yield source;
+  else yield* source();
+}
+
+export interface FirstLine {
+  /** The first line without its terminator (LF or CRLF). */
+  line: Uint8Array;
+  /** Whether any byte follows the first line's terminator. */
+  hasBody: boolean;
+}
+
+/**
+ * Reads a part only as far as its first line ends (plus one byte to know whether a body follows); the
+ * line is the one buffer whose size depends on the input, capped at `maxLine` bytes.
+ */
+export async function readFirstLine(source: PartSource, maxLine: number, where: string): Promise<FirstLine> {
+  const pieces: Uint8Array[] = [];
+  let length = 0;
+  let line: Uint8Array | undefined;
+  for await (const chunk of chunksOf(source)) {
+    if (line !== undefined) {
+      if (chunk.length > 0) return { line, hasBody: true };
+      continue;
+    }
+    const nl = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).indexOf(0x0a);
+    const take = nl < 0 ? chunk : chunk.subarray(0, nl);
+    pieces.push(take);
+    length += take.length;
+    if (length > maxLine) throw new StoreError(`${where}: first line is longer than ${maxLine} bytes`, where);
+    if (nl >= 0) {
+      line = stripCr(Buffer.concat(pieces, length));
+      if (nl + 1 < chunk.length) return { line, hasBody: true };
+    }
+  }
+  return { line: line ?? stripCr(Buffer.concat(pieces, length)), hasBody: false };
+}
+
+function stripCr(line: Uint8Array): Uint8Array {
+  return line.length > 0 && line[line.length - 1] === 0x0d ? line.subarray(0, line.length - 1) : line;
+}
+
+/** The first line of an in-memory part. */
+export function firstLineOf(part: Uint8Array): FirstLine {
+  const nl = Buffer.from(part.buffer, part.byteOffset, part.byteLength).indexOf(0x0a);
+  if (nl < 0) return { line: stripCr(part), hasBody: false };
+  return { line: stripCr(part.subarray(0, nl)), hasBody: nl + 1 < part.length };
+}

@@ -1,0 +1,62 @@
+import { JournalError } from "./errors.js";
+import type { JournalRegistry } from "./registry.js";
+
+/** Seed 004: coverage of a facet-filtered listing over its SinceId range, before exclusion. */
+export interface FacetCoverage {
+  total: number;
+  /** How many blobs in the range carry the facet (or true when all do). */
+  complete: number | boolean;
+  maxId: number | null;
+}
+
+export interface ParentListing {
+  /** Ids of the blobs the filtered listing returned. */
+  ids: readonly number[];
+  /** Absent when the API ignored the facet parameters (older Core): the listing is unfiltered. */
+  facetCoverage?: FacetCoverage | null;
+}
+
+export interface WatermarkDecision {
+  watermark: number | null;
+  /** The listing returned blobs: publish a part carrying `watermark`. */
+  publish: boolean;
+  /** Nothing to publish but the watermark moved: patch the current row forward. */
+  patch: boolean;
+}
+
+function isComplete(c: FacetCoverage): boolean {
+  return c.complete === true || (typeof c.complete === "number" && c.complete >= c.total);
+}
+
+/**
+ * Seed 004 facet-filtered watermark: raise to the newest returned id and, when the facet is complete
+ * (blobs excluded above it are known not to match), to the listing's maxId. An empty filtered listing
+ * moves the watermark without publishing, so Core does not schedule a no-op task per tick.
+ */
+export function nextWatermark(current: number | null, listing: ParentListing): WatermarkDecision {
+  for (const id of listing.ids) {
+    if (!Number.isFinite(id)) throw new JournalError(`listing id ${id} is not a number`, "argument");
+  }
+  const candidates = [...listing.ids];
+  if (current !== null) candidates.push(current);
+  const coverage = listing.facetCoverage;
+  if (coverage && coverage.maxId !== null && isComplete(coverage)) candidates.push(coverage.maxId);
+  const watermark = candidates.reduce<number | null>((a, b) => (a === null || b > a ? b : a), null);
+  const publish = listing.ids.length > 0;
+  return { watermark, publish, patch: !publish && watermark !== current };
+}
+
+/** Applies an empty listing's decision: patches the current row's watermark without publishing. */
+export async function advanceWatermark(
+  registry: JournalRegistry,
+  listing: ParentListing,
+): Promise<WatermarkDecision> {
+  const current = await registry.current();
+  const decision = nextWatermark(current?.config.watermark ?? null, listing);
+  if (decision.patch && current) {
+    await registry.patch([
+      { outputIdentifier: current.config.outputIdentifier, patch: { watermark: decision.watermark } },
+    ]);
+  }
+  return decision;
+}

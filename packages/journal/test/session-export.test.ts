@@ -1,0 +1,84 @@
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "node:test";
+import { CorruptShard } from "@zarr-stream/spec";
+import { MemoryStore } from "@zarr-stream/store";
+import { exportSession, publishPart, SqliteJournalRegistry } from "../src/index.js";
+import { clock, enc, tempDir } from "./helpers.js";
+import { findPython } from "./python.js";
+
+const python = findPython();
+
+const CHECK_ZIP = `
+import hashlib, json, sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as z:
+    assert z.testzip() is None, "bad CRC"
+    index = json.loads(z.read("index.json"))
+    out = []
+    for part in index["parts"]:
+        data = z.read(part["entry"])
+        info = z.getinfo(part["entry"])
+        assert info.compress_type == zipfile.ZIP_STORED
+        out.append({"entry": part["entry"], "size": len(data), "md5": hashlib.md5(data).hexdigest(),
+                    "indexSize": part["size"], "indexMd5": part["md5"], "text": data.decode()})
+    print(json.dumps({"names": z.namelist(), "parts": out}))
+`;
+
+test(
+  "session export: each part its own STORE zip entry plus an index with md5 and size (python zipfile)",
+  {
+    skip: python === undefined && "python3 is not installed",
+  },
+  async (t) => {
+    const registry = new SqliteJournalRegistry(":memory:");
+    const store = new MemoryStore();
+    const now = clock();
+    const parts = ["a\r\n1\r\n", "a,b\r\n2,3\r\n", "a,b\r\n4,5\r\n"];
+    for (const p of parts)
+      await publishPart({ registry, store, now, part: enc(p), format: "csv", maxParts: 2 });
+    const zip = await exportSession(registry, store);
+    const file = join(tempDir(t, "export"), "session.zip");
+    writeFileSync(file, zip);
+    const run = spawnSync(python!, ["-c", CHECK_ZIP, file], { encoding: "utf8" });
+    assert.equal(run.status, 0, run.stderr);
+    const result = JSON.parse(run.stdout) as {
+      names: string[];
+      parts: {
+        entry: string;
+        size: number;
+        md5: string;
+        indexSize: number;
+        indexMd5: string;
+        text: string;
+      }[];
+    };
+    assert.deepEqual(result.names, [
+      "parts/journal-p000000.csv",
+      "parts/journal-p000001.csv",
+      "parts/journal-p000002.csv",
+      "index.json",
+    ]);
+    // The third row is a compaction: its own part blob is the composite, and that is what is exported.
+    const ownParts = [parts[0], parts[1], "a,b\r\n1,\r\n2,3\r\n4,5\r\n"];
+    result.parts.forEach((p, i) => {
+      assert.equal(p.text, ownParts[i]);
+      assert.equal(p.indexSize, p.size);
+      assert.equal(p.indexMd5, p.md5);
+      assert.equal(p.md5, createHash("md5").update(ownParts[i]!).digest("hex"));
+    });
+  },
+);
+
+test("session export refuses a part whose bytes no longer match its row (md5/size)", async () => {
+  const registry = new SqliteJournalRegistry(":memory:");
+  const store = new MemoryStore();
+  await publishPart({ registry, store, part: enc("a\r\n1\r\n"), format: "csv" });
+  await store.put("journal/journal-p000000.csv", enc("a\r\n9\r\n"));
+  await assert.rejects(
+    exportSession(registry, store),
+    (e: unknown) => e instanceof CorruptShard && e.key === "journal/journal-p000000.csv",
+  );
+});
