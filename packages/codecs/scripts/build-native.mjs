@@ -1,0 +1,65 @@
+#!/usr/bin/env node
+// Builds the Node-API addon against the system c-blosc and libzstd at install time. Any failure (no
+// compiler, no libblosc, no node headers) prints one line and exits 0: the package then runs on its
+// WebAssembly backend, so an install must never fail because of this step.
+import { spawnSync } from "node:child_process";
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const pkgDir = join(dirname(fileURLToPath(import.meta.url)), "..");
+
+function notice(why) {
+  console.error(`@zarr-stream/codecs: native addon not built (${why}); the wasm backend will be used.`);
+  process.exit(0);
+}
+
+// node-gyp would download headers when it finds none; there is no network for that, so point it at the
+// prefix of the running node (/usr/bin/node → /usr, whose include/node/node_api.h ships with node).
+const nodedir = dirname(dirname(process.execPath));
+if (!existsSync(join(nodedir, "include", "node", "node_api.h")))
+  notice(`no ${nodedir}/include/node/node_api.h`);
+
+let gyp;
+try {
+  gyp = createRequire(import.meta.url).resolve("node-gyp/bin/node-gyp.js");
+} catch {
+  notice("node-gyp is not installed");
+}
+
+// Every `npm install -w <any workspace>` re-runs this script; rebuilding an addon that is current would
+// delete build/ under processes that are loading it. So build only when a source is newer than the addon.
+const addon = join(pkgDir, "build", "Release", "zstream_codecs.node");
+const sources = [
+  join(pkgDir, "binding.gyp"),
+  fileURLToPath(import.meta.url),
+  ...readdirSync(join(pkgDir, "native")).map((f) => join(pkgDir, "native", f)),
+];
+const newestSource = Math.max(...sources.map((f) => statSync(f).mtimeMs));
+if (!process.env.ZSTREAM_FORCE_BUILD && existsSync(addon) && statSync(addon).mtimeMs >= newestSource) {
+  console.error("@zarr-stream/codecs: native addon is up to date.");
+  process.exit(0);
+}
+
+function gypStep(step) {
+  return spawnSync(process.execPath, [gyp, step, `--nodedir=${nodedir}`, "--jobs=2"], {
+    cwd: pkgDir,
+    stdio: process.env.ZSTREAM_BUILD_VERBOSE ? "inherit" : "pipe",
+    encoding: "utf8",
+  });
+}
+let res = gypStep("configure");
+if (res.status === 0) res = gypStep("build");
+if (res.status !== 0) {
+  const lastError = `${res.stderr ?? ""}`
+    .split("\n")
+    .filter((l) => /error/i.test(l))
+    .slice(0, 1)
+    .join("")
+    .trim();
+  notice(lastError || `node-gyp exited with ${res.status ?? res.signal}`);
+}
+if (!existsSync(join(pkgDir, "build", "Release", "zstream_codecs.node")))
+  notice("node-gyp produced no .node file");
+console.error("@zarr-stream/codecs: native addon built (system c-blosc + libzstd).");

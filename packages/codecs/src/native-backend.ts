@@ -1,0 +1,63 @@
+import { createRequire } from "node:module";
+import type { Backend } from "./backend.js";
+import { checkDecodedLength, corruptChunk } from "./frame-checks.js";
+
+/** The exports of native/addon.c. */
+interface Addon {
+  bloscEncode(
+    data: Uint8Array,
+    clevel: number,
+    shuffle: number,
+    typesize: number,
+    blocksize: number,
+  ): Promise<Uint8Array>;
+  bloscDecode(data: Uint8Array, expectedLength: number): Promise<Uint8Array>;
+  zstdEncode(data: Uint8Array, level: number, checksum: number): Promise<Uint8Array>;
+  zstdDecode(data: Uint8Array, expectedLength: number): Promise<Uint8Array>;
+  crc32c(data: Uint8Array): Promise<number>;
+  crc32cSync(data: Uint8Array): number;
+  crc32cPortable(data: Uint8Array): number;
+  info(): { blosc: string; zstd: string; crc32cHardware: boolean };
+}
+
+// Below this size a trip through the libuv pool costs more than the checksum itself.
+const CRC_SYNC_LIMIT = 1 << 16;
+
+let loaded: { addon: Addon } | { error: string } | undefined;
+
+/** Loads build/Release/zstream_codecs.node once (built by scripts/build-native.mjs at install time). */
+export function loadAddon(): { addon: Addon } | { error: string } {
+  if (!loaded) {
+    try {
+      // dist/src/native-backend.js → package root
+      loaded = { addon: createRequire(import.meta.url)("../../build/Release/zstream_codecs.node") as Addon };
+    } catch (e) {
+      loaded = { error: e instanceof Error ? e.message.split("\n")[0]! : String(e) };
+    }
+  }
+  return loaded;
+}
+
+function rethrow(e: unknown, key: string): never {
+  if (e instanceof Error && (e as { code?: string }).code === "ZS_CORRUPT")
+    throw corruptChunk(key, e.message);
+  throw e;
+}
+
+export function nativeBackend(addon: Addon): Backend {
+  return {
+    name: "native",
+    bloscEncode: (data, clevel, shuffle, typesize) => addon.bloscEncode(data, clevel, shuffle, typesize, 0),
+    async bloscDecode(data, expectedLength, key) {
+      const out = await addon.bloscDecode(data, expectedLength).catch((e: unknown) => rethrow(e, key));
+      return checkDecodedLength(out, expectedLength, key);
+    },
+    zstdEncode: (data, level, checksum) => addon.zstdEncode(data, level, checksum ? 1 : 0),
+    async zstdDecode(data, expectedLength, key) {
+      const out = await addon.zstdDecode(data, expectedLength).catch((e: unknown) => rethrow(e, key));
+      return checkDecodedLength(out, expectedLength, key);
+    },
+    crc32c: (data) =>
+      data.length < CRC_SYNC_LIMIT ? Promise.resolve(addon.crc32cSync(data)) : addon.crc32c(data),
+  };
+}
