@@ -1,0 +1,82 @@
+export const MAIN_HELP = `zstream: streaming, multi-writer Zarr v3 output (zarr-stream)
+
+Usage: zstream <command> [options]
+
+Commands:
+  demo       simulate a domain-decomposed model run: N writer threads stream into one store
+  inspect    show a store's manifest, records, arrays and uncommitted leftovers
+  verify     check a store's committed state (manifest, zarr.json, shards, blobs)
+  plot       render a committed 2-D slice (heatmap) or 1-D series (line) to PNG
+  dump       write every committed value as earthsciio/write-v2-dump/v1 JSON
+  conformance, journal, cp
+             the conformance corpus, the output journal and the .firecube control plane
+
+Options on every command:
+  -h, --help   show the command's help
+  --debug      print the stack trace of an error
+
+Exit codes: 0 ok, 1 check failed, 2 usage error, 3 store or contract error, 4 internal error.
+
+Example:
+  zstream demo && zstream inspect /tmp/zstream-demo-XXXX/demo.zarr
+`;
+
+export const HELP: Record<string, string> = {
+  demo: `Usage: zstream demo [--out DIR] [--writers N] [--records M] [--profile P] [--grid LATxLON] [--commit-every K]
+
+Simulates a domain-decomposed model run on a local store: N writer threads (writer 0 the owner), each
+owning a shard-aligned lat x lon block, stream M hourly records of a near-surface temperature field with
+an advected warm anomaly, plus a land mask static and a per-writer RNG-state blob. Every K records the
+contributors flush and hand their tokens to the owner, which commits. Then the store is read back and
+compared bitwise with what was written, verified, and a PNG quicklook is written next to it.
+
+Options:
+  --out DIR          store directory, absent or empty (default: a new temp directory)
+  --writers N        writer threads (default 4)
+  --records M        records to write (default 48)
+  --profile P        diagnostic | checkpoint | wasm (default diagnostic)
+  --grid LATxLON     grid size (default 180x360)
+  --commit-every K   records per commit and per time shard (default 8)
+  --json             print the summary as JSON
+
+Example:
+  zstream demo --out /tmp/run.zarr --writers 4 --records 48
+`,
+  inspect: `Usage: zstream inspect STORE [--json]
+
+Shows the manifest label and commit_seq, writers and region dims, time mode, committed records (count,
+first/last t, generations in indexed mode), statics, blobs, every array (shape, shard and chunk shape,
+dtype, codec, bytes on disk) and objects present but not committed (leftovers of a crash).
+
+Example:
+  zstream inspect /tmp/run.zarr --json
+`,
+  verify: `Usage: zstream verify STORE [--json] [--deep]
+
+Validates the manifest and every zarr.json against their schemas and each other, checks that every
+committed shard object exists, its index CRC, and that inner chunks decode to the right length (from
+their frame headers; --deep decodes everything), and that every committed blob exists.
+Exit 0 when sound, 1 with a list of problems (key: what is wrong) otherwise.
+
+Example:
+  zstream verify /tmp/run.zarr --deep
+`,
+  plot: `Usage: zstream plot STORE --var V [--record I] [--slice dim=k ...] [--out file.png]
+
+Renders committed data: a heatmap with colour bar for a 2-D slice, a line plot for a 1-D one. A
+streaming variable needs --record; a static has none. --slice fixes a dim at index k (repeatable) until
+one or two dims are left. Default output: <var>-<record>.png in the current directory.
+
+Example:
+  zstream plot /tmp/run.zarr --var temperature --record 47 --out t47.png
+  zstream plot /tmp/run.zarr --var temperature --record 0 --slice lat=90 --out equator.png
+`,
+  dump: `Usage: zstream dump STORE --out dump.json [--case NAME] [--writer NAME]
+
+Writes every committed record, static and blob (read through the read-back API) as
+earthsciio/write-v2-dump/v1 JSON, the format the conformance crosscheck compares.
+
+Example:
+  zstream dump /tmp/run.zarr --out run.dump.json
+`,
+};

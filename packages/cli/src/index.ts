@@ -1,0 +1,7 @@
+export { EXIT, runCli } from "./cli.js";
+export { type DemoSummary, runDemo } from "./demo/run.js";
+export { type DumpMeta, dumpStore } from "./dump.js";
+export { formatInspect, type InspectReport, inspectStore } from "./inspect.js";
+export type { CliIo } from "./io.js";
+export { type PlotRequest, type PlotResult, plotStore } from "./plot/plot.js";
+export { formatVerify, type Problem, type VerifyReport, verifyStore } from "./verify.js";

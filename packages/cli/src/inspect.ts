@@ -1,0 +1,200 @@
+import type { CodecSpec } from "@zarr-stream/codecs";
+import { isV2, MANIFEST_KEY, readArrayLayout, readOutputManifest } from "@zarr-stream/reader";
+import type { ManifestBlob, OutputManifest } from "@zarr-stream/spec";
+import type { Store } from "@zarr-stream/store";
+import {
+  type ArrayKind,
+  arraysOf,
+  committedBlobKeys,
+  committedShardKeys,
+  metadataKeys,
+} from "./store-model.js";
+
+export interface InspectArray {
+  name: string;
+  kind: ArrayKind;
+  dims: string[];
+  shape: number[];
+  shard_shape: number[];
+  chunk_shape: number[];
+  dtype: string;
+  codec: string;
+  /** Shard objects present in the store, committed or not. */
+  objects: number;
+  bytes: number;
+}
+
+export interface InspectReport {
+  store: string;
+  manifest: { label: string; version: 1 | 2 };
+  commit_seq: number | null;
+  n_writers: number;
+  region_dims: string[];
+  time_dim: string;
+  time_mode: "append" | "indexed";
+  profile: string;
+  records: {
+    count: number;
+    first_t: number | null;
+    last_t: number | null;
+    /** Indexed mode: per record index, its generation (0 = never committed) and whether it is committed now. */
+    generations?: { index: number; t: number; committed: boolean; generation: number }[];
+  };
+  statics: { name: string; dims: string[]; dtype: string; committed: boolean }[];
+  blobs: ManifestBlob[];
+  arrays: InspectArray[];
+  bytes_on_disk: number;
+  /** Objects in the store that no committed state refers to: leftovers of a crash or of uncommitted writes. */
+  uncommitted: { key: string; bytes: number }[];
+}
+
+export function describeCodec(c: CodecSpec): string {
+  return c.kind === "blosc"
+    ? `blosc/${c.cname} clevel ${c.clevel} ${["noshuffle", "shuffle", "bitshuffle"][c.shuffle]}`
+    : `zstd level ${c.level}${c.checksum ? " checksum" : ""}`;
+}
+
+function recordSummary(m: OutputManifest): InspectReport["records"] {
+  if (isV2(m) && m.time_mode === "indexed") {
+    const entries = (m.records?.entries ?? []).map((e, index) => ({ index, ...e }));
+    const committed = entries.filter((e) => e.committed);
+    return {
+      count: committed.length,
+      first_t: committed[0]?.t ?? null,
+      last_t: committed.at(-1)?.t ?? null,
+      generations: entries,
+    };
+  }
+  return { count: m.n_records, first_t: m.time_shards[0]?.t_start ?? null, last_t: m.last_t };
+}
+
+/** Everything `zstream inspect` shows, read from the manifest, every zarr.json and the object list. */
+export async function inspectStore(store: Store): Promise<InspectReport> {
+  const m = await readOutputManifest(store);
+  const keys = await store.list("");
+  const keySet = new Set(keys);
+  const sizes = new Map(await Promise.all(keys.map(async (k) => [k, (await store.size(k)) ?? 0] as const)));
+  const arrays = arraysOf(m, keySet);
+  const committed = new Set([...metadataKeys(arrays), ...committedBlobKeys(m)]);
+  const out: InspectArray[] = [];
+  for (const a of arrays) {
+    const layout = await readArrayLayout(store, a.name);
+    for (const k of committedShardKeys(m, a, layout)) committed.add(k);
+    const shards = keys.filter((k) => k.startsWith(`${a.name}/c/`));
+    out.push({
+      name: a.name,
+      kind: a.kind,
+      dims: layout.dimensionNames,
+      shape: layout.shape,
+      shard_shape: layout.shardShape,
+      chunk_shape: layout.chunkShape,
+      dtype: layout.dtype,
+      codec: describeCodec(layout.codec),
+      objects: shards.length,
+      bytes: shards.reduce((n, k) => n + sizes.get(k)!, 0) + (sizes.get(`${a.name}/zarr.json`) ?? 0),
+    });
+  }
+  const v2 = isV2(m) ? m : undefined;
+  return {
+    store: store.url,
+    manifest: { label: m.schema, version: v2 ? 2 : 1 },
+    commit_seq: v2?.commit_seq ?? null,
+    n_writers: v2?.n_writers ?? 1,
+    region_dims: v2?.region_dims ?? [],
+    time_dim: m.time_dim,
+    time_mode: v2?.time_mode ?? "append",
+    profile: m.profile,
+    records: recordSummary(m),
+    statics: (v2?.statics ?? []).map((s) => ({
+      name: s.name,
+      dims: s.dims,
+      dtype: s.dtype,
+      committed: v2!.statics_committed.includes(s.name),
+    })),
+    blobs: v2?.blobs ?? [],
+    arrays: out,
+    bytes_on_disk: [...sizes.values()].reduce((a, b) => a + b, 0),
+    uncommitted: keys
+      .filter((k) => !committed.has(k) && k !== MANIFEST_KEY)
+      .map((key) => ({ key, bytes: sizes.get(key)! })),
+  };
+}
+
+export function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  const units = ["KiB", "MiB", "GiB", "TiB"];
+  let v = n;
+  let u = -1;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return `${v.toFixed(v < 10 ? 2 : 1)} ${units[u]}`;
+}
+
+function table(rows: string[][]): string[] {
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
+  return rows.map((r) =>
+    r
+      .map((cell, c) => cell.padEnd(widths[c]!))
+      .join("  ")
+      .trimEnd(),
+  );
+}
+
+/** The human form of an inspect report. */
+export function formatInspect(r: InspectReport): string {
+  const lines: string[] = [];
+  lines.push(`store         ${r.store}`);
+  lines.push(
+    `manifest      ${r.manifest.label}${r.commit_seq === null ? "" : `  commit_seq ${r.commit_seq}`}`,
+  );
+  lines.push(
+    `writers       ${r.n_writers}${r.region_dims.length ? `  region dims ${r.region_dims.join(", ")}` : ""}`,
+  );
+  lines.push(`time          ${r.time_dim}, ${r.time_mode}, profile ${r.profile}`);
+  const rec = r.records;
+  lines.push(`records       ${rec.count} committed${rec.count ? `, t ${rec.first_t} .. ${rec.last_t}` : ""}`);
+  if (rec.generations) {
+    const gens = rec.generations.map((g) => `${g.index}:${g.committed ? "" : "!"}${g.generation}`);
+    lines.push(`generations   ${gens.join(" ")}  (index:generation, ! = not committed now)`);
+  }
+  lines.push(
+    `statics       ${r.statics.length ? r.statics.map((s) => `${s.name}${s.committed ? "" : " (not committed)"}`).join(", ") : "none"}`,
+  );
+  const blobs = r.blobs.map((b) =>
+    b.scope === "static" ? `static/${b.writer}/${b.key}` : `record/${b.record}/${b.writer}/${b.key}`,
+  );
+  lines.push(
+    `blobs         ${blobs.length === 0 ? "none" : blobs.length > 8 ? `${blobs.length} (${blobs.slice(0, 4).join(", ")}, ...)` : blobs.join(", ")}`,
+  );
+  lines.push(`bytes on disk ${formatBytes(r.bytes_on_disk)}`);
+  lines.push("");
+  lines.push(
+    ...table([
+      ["array", "kind", "dims", "shape", "shard", "chunk", "dtype", "codec", "objects", "bytes"],
+      ...r.arrays.map((a) => [
+        a.name,
+        a.kind,
+        a.dims.join(","),
+        a.shape.join("x"),
+        a.shard_shape.join("x"),
+        a.chunk_shape.join("x"),
+        a.dtype,
+        a.codec,
+        String(a.objects),
+        formatBytes(a.bytes),
+      ]),
+    ]),
+  );
+  lines.push("");
+  if (r.uncommitted.length === 0) lines.push("uncommitted   none");
+  else {
+    lines.push(
+      `uncommitted   ${r.uncommitted.length} object(s), ${formatBytes(r.uncommitted.reduce((n, u) => n + u.bytes, 0))} (not part of the committed state):`,
+    );
+    for (const u of r.uncommitted.slice(0, 20)) lines.push(`  ${u.key}  ${formatBytes(u.bytes)}`);
+    if (r.uncommitted.length > 20) lines.push(`  ... and ${r.uncommitted.length - 20} more`);
+  }
+  return lines.join("\n");
+}

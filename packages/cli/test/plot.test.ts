@@ -1,0 +1,120 @@
+import assert from "node:assert/strict";
+import { readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { readRecord, readStatic } from "@zarr-stream/reader";
+import { FsStore } from "@zarr-stream/store";
+import { PNG } from "pngjs";
+import { COLORMAP_ENDS } from "../src/plot/colormap.js";
+import { SMALL_DEMO, tempDir, zstream, zstreamInProcess } from "./helpers.js";
+
+let root: string;
+let store: string;
+
+function decode(path: string): PNG {
+  return PNG.sync.read(readFileSync(path));
+}
+
+function pixel(png: PNG, x: number, y: number): [number, number, number] {
+  const o = (y * png.width + x) * 4;
+  return [png.data[o]!, png.data[o + 1]!, png.data[o + 2]!];
+}
+
+function minMax(a: ArrayLike<number>): [number, number] {
+  let lo = Number.POSITIVE_INFINITY;
+  let hi = Number.NEGATIVE_INFINITY;
+  for (let i = 0; i < a.length; i++) {
+    lo = Math.min(lo, a[i]!);
+    hi = Math.max(hi, a[i]!);
+  }
+  return [lo, hi];
+}
+
+describe("zstream plot (child process)", () => {
+  before(() => {
+    root = tempDir("plot");
+    store = join(root, "demo.zarr");
+    const r = zstream("demo", "--out", store, ...SMALL_DEMO, "--json");
+    assert.equal(r.status, 0, r.stderr);
+  });
+  after(() => rmSync(root, { recursive: true, force: true }));
+
+  it("§7 a 2-D record renders as a heatmap whose colours span exactly the data's range", async () => {
+    const out = join(root, "t5.png");
+    const r = zstream("plot", store, "--var", "temperature", "--record", "5", "--out", out);
+    assert.equal(r.status, 0, r.stderr);
+    const png = decode(out);
+    // 72 lon cells at 10 px, 36 lat cells at 10 px, plus margins and colour bar
+    assert.equal(png.width, 80 + 720 + 120);
+    assert.equal(png.height, 60 + 360 + 48);
+    const data = (await readRecord(new FsStore(store), "temperature", 5)).data as Float32Array;
+    const [lo, hi] = minMax(data);
+    assert.match(r.stdout, new RegExp(`range ${lo} \\.\\. ${hi}`));
+    const seen = new Set<string>();
+    for (let y = 60; y < 60 + 360; y++)
+      for (let x = 80; x < 80 + 720; x++) seen.add(pixel(png, x, y).join(","));
+    assert.ok(seen.has(COLORMAP_ENDS.low.join(",")), "the coldest cell is not the low end of the colour map");
+    assert.ok(
+      seen.has(COLORMAP_ENDS.high.join(",")),
+      "the warmest cell is not the high end of the colour map",
+    );
+    assert.ok(seen.size > 50, `only ${seen.size} colours in the field`);
+    // north up: the top row is the northernmost (coldest) latitude, the middle rows are warm
+    const top = pixel(png, 80 + 360, 60 + 2);
+    const middle = pixel(png, 80 + 360, 60 + 180);
+    assert.ok(top[0] + top[1] < middle[0] + middle[1], `top ${top} is not colder than middle ${middle}`);
+    // the title is drawn: dark pixels in the first rows
+    let ink = 0;
+    for (let y = 8; y < 26; y++) for (let x = 0; x < png.width; x++) if (pixel(png, x, y)[0] < 100) ink++;
+    assert.ok(ink > 200, `title has ${ink} dark pixels`);
+  });
+
+  it("§7 --slice down to 1-D renders a line plot; a static plots without --record", async () => {
+    const out = join(root, "line.png");
+    const r = zstream(
+      "plot",
+      store,
+      "--var",
+      "temperature",
+      "--record",
+      "0",
+      "--slice",
+      "lat=18",
+      "--out",
+      out,
+    );
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /^.*line 840x468/);
+    const png = decode(out);
+    assert.deepEqual([png.width, png.height], [840, 468]);
+    const blue = new Set<number>();
+    for (let y = 60; y < 60 + 360; y++)
+      for (let x = 80; x < 800; x++) if (pixel(png, x, y).join(",") === "31,119,180") blue.add(x);
+    assert.ok(blue.size >= 700, `line covers ${blue.size} columns`);
+
+    const maskOut = join(root, "mask.png");
+    const m = zstream("plot", store, "--var", "land_mask", "--out", maskOut);
+    assert.equal(m.status, 0, m.stderr);
+    const mask = (await readStatic(new FsStore(store), "land_mask")).data as Uint8Array;
+    assert.match(m.stdout, new RegExp(`range ${Math.min(...mask)} \\.\\. ${Math.max(...mask)}`));
+    assert.equal(decode(maskOut).width, 920);
+  });
+
+  it("§7 plot refuses uncommitted records, unknown variables and bad slices with one line", async () => {
+    const cases: [string[], number, RegExp][] = [
+      [["--var", "temperature", "--record", "12"], 3, /NotCommitted: record 12/],
+      [["--var", "pressure", "--record", "0"], 3, /no variable or static "pressure"/],
+      [["--var", "temperature"], 3, /pass --record/],
+      [["--var", "temperature", "--record", "0", "--slice", "depth=1"], 3, /no non-time dim depth/],
+      [["--var", "temperature", "--record", "0", "--slice", "lat=1", "--slice", "lon=2"], 3, /single value/],
+      [["--var", "temperature", "--record", "x"], 2, /--record must be an integer/],
+      [["--var", "temperature", "--record", "0", "--slice", "lat"], 2, /--slice must be dim=k/],
+    ];
+    for (const [args, status, message] of cases) {
+      const r = await zstreamInProcess("plot", store, ...args, "--out", join(root, "never.png"));
+      assert.equal(r.status, status, `${args.join(" ")}: ${r.stderr}`);
+      assert.match(r.stderr, message);
+      assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
+    }
+  });
+});
