@@ -3,6 +3,7 @@ import { basename, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { type Profile, ZarrStreamError } from "@zarr-stream/spec";
 import { openStore } from "@zarr-stream/store";
+import { serveViewer } from "@zarr-stream/viewer";
 import { asUsage, intOption, storeArgument, UsageError } from "./args.js";
 import { runDemo } from "./demo/run.js";
 import { dumpStore } from "./dump.js";
@@ -37,6 +38,7 @@ async function demo(argv: string[], io: CliIo): Promise<number> {
         grid: { type: "string" },
         "commit-every": { type: "string" },
         json: { type: "boolean" },
+        serve: { type: "boolean" },
       },
     }),
   );
@@ -65,7 +67,43 @@ async function demo(argv: string[], io: CliIo): Promise<number> {
     quiet ? { stdout: nullStream(), stderr: io.stderr } : io,
   );
   if (quiet) json(io, summary);
-  return summary.readback_ok && summary.verify_ok ? EXIT.ok : EXIT.failed;
+  const ok = summary.readback_ok && summary.verify_ok;
+  if (ok && values.serve) return serveUntilStopped(summary.store, undefined, io);
+  return ok ? EXIT.ok : EXIT.failed;
+}
+
+async function serveUntilStopped(storeDir: string, port: number | undefined, io: CliIo): Promise<number> {
+  const server = await serveViewer(storeDir, port === undefined ? {} : { port });
+  io.stdout.write(`viewer: ${server.url}  (serving ${storeDir}; Ctrl-C to stop)\n`);
+  await new Promise<void>((done) => {
+    const stop = () => {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      void server.close().then(done);
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+  });
+  return EXIT.ok;
+}
+
+async function serve(argv: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = asUsage(() =>
+    parseArgs({ args: argv, allowPositionals: true, options: { ...HELP_OPTION, port: { type: "string" } } }),
+  );
+  if (values.help) return help(io, "serve");
+  const store = storeArgument(positionals, "serve");
+  const port = values.port === undefined ? undefined : intOption(values.port, "port", 0);
+  return serveUntilStopped(store, port, io);
+}
+
+/** `zstream recover STORE ...` is `zstream cp recover --store STORE ...`. */
+async function recover(argv: string[], io: CliIo): Promise<number> {
+  if (argv.includes("--help") || argv.includes("-h")) return help(io, "recover");
+  const [store, ...rest] = argv;
+  if (store === undefined || store.startsWith("-"))
+    throw new UsageError("recover takes a STORE argument (a directory or URL)");
+  return delegate("cp", ["recover", "--store", store, ...rest], io);
 }
 
 function nullStream(): CliIo["stdout"] {
@@ -235,6 +273,8 @@ const COMMANDS: Record<string, (argv: string[], io: CliIo) => Promise<number>> =
   verify,
   plot,
   dump,
+  serve,
+  recover,
 };
 
 function oneLine(e: unknown): string {

@@ -8,6 +8,8 @@ Commands:
   verify     check a store's committed state (manifest, zarr.json, shards, blobs)
   plot       render a committed 2-D slice (heatmap) or 1-D series (line) to PNG
   dump       write every committed value as earthsciio/write-v2-dump/v1 JSON
+  serve      open the browser viewer on a store (loopback HTTP)
+  recover    after a crash: abandon stale runs, clear stale claims, rebuild the snapshot
   conformance, journal, cp
              the conformance corpus, the output journal and the .firecube control plane
 
@@ -22,7 +24,7 @@ Example:
 `;
 
 export const HELP: Record<string, string> = {
-  demo: `Usage: zstream demo [--out DIR] [--writers N] [--records M] [--profile P] [--grid LATxLON] [--commit-every K]
+  demo: `Usage: zstream demo [--out DIR] [--writers N] [--records M] [--profile P] [--grid LATxLON] [--commit-every K] [--serve]
 
 Simulates a domain-decomposed model run on a local store: N writer threads (writer 0 the owner), each
 owning a shard-aligned lat x lon block, stream M hourly records of a near-surface temperature field with
@@ -38,9 +40,31 @@ Options:
   --grid LATxLON     grid size (default 180x360)
   --commit-every K   records per commit and per time shard (default 8)
   --json             print the summary as JSON
+  --serve            then open the browser viewer on the demo store (Ctrl-C to stop)
 
 Example:
   zstream demo --out /tmp/run.zarr --writers 4 --records 48
+`,
+  serve: `Usage: zstream serve STORE [--port P]
+
+Serves a small web page and the store's objects over HTTP on 127.0.0.1. The page reads the store in the
+browser (wasm codecs) and shows committed data only: a variable picker, a record slider, a heatmap with
+colour bar and hover readout, and the commit state; it refreshes when commit_seq changes.
+
+Options:
+  --port P   port to listen on (default: a free port)
+
+Example:
+  zstream serve /tmp/run.zarr --port 8080
+`,
+  recover: `Usage: zstream recover STORE [--product NAME] [--reason TEXT] [--dry-run] [--json]
+
+Walks the documented recovery order of the .firecube control plane after a crash: abandon stale runs,
+clear stale claims, rebuild the snapshot; prints what it did. Confirm the crashed process is dead first.
+A fresh (non-stale) claim or run is never touched.
+
+Example:
+  zstream recover /tmp/run.zarr && zstream cp runs list --store /tmp/run.zarr
 `,
   inspect: `Usage: zstream inspect STORE [--json]
 

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import type { S3Client, S3ClientConfig } from "@aws-sdk/client-s3";
 import { StoreError } from "@zarr-stream/spec";
 import {
@@ -41,6 +42,7 @@ export interface S3StoreOptions {
 }
 
 const MiB = 1024 * 1024;
+const CONFLICT_ATTEMPTS = 5;
 const MIN_PART = 5 * MiB;
 
 /** Conditions S3 evaluates atomically at the moment the new object would become visible. */
@@ -142,7 +144,9 @@ export class S3Store implements Store {
   /** The object and its ETag, or undefined when absent. */
   async getVersioned(key: string): Promise<{ bytes: Uint8Array; version: string } | undefined> {
     assertValidKey(key);
-    return this.#getObject(key, undefined);
+    const got = await this.#getObject(key, undefined);
+    if (got !== undefined && got.version === "") throw noEtag("getVersioned", key);
+    return got;
   }
 
   /** PUT with If-Match: expected (If-None-Match: * when expected is null); undefined on 412. */
@@ -151,7 +155,9 @@ export class S3Store implements Store {
     assertBytes(bytes, key);
     assertExpectedVersion(expected, key);
     const condition: WriteCondition = expected === null ? { ifNoneMatch: "*" } : { ifMatch: expected };
-    return this.#write("putIfVersion", key, bytes, condition);
+    const version = await this.#write("putIfVersion", key, bytes, condition);
+    if (version === "") throw noEtag("putIfVersion", key);
+    return version;
   }
 
   async delete(key: string): Promise<void> {
@@ -222,23 +228,36 @@ export class S3Store implements Store {
     condition: WriteCondition,
   ): Promise<string | undefined> {
     const objectKey = this.#root + key;
-    try {
-      return bytes.length > this.#threshold
-        ? await this.#multipart(objectKey, bytes, condition)
-        : await this.#putObject(objectKey, bytes, condition);
-    } catch (err) {
-      const status = httpStatus(err);
-      if (condition !== undefined && (status === 412 || (status === 404 && "ifMatch" in condition))) {
-        return undefined;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return bytes.length > this.#threshold
+          ? await this.#multipart(objectKey, bytes, condition)
+          : await this.#putObject(objectKey, bytes, condition);
+      } catch (err) {
+        const status = httpStatus(err);
+        if (condition !== undefined && (status === 412 || (status === 404 && "ifMatch" in condition))) {
+          return undefined;
+        }
+        // 409 ConditionalRequestConflict: another conditional write to the key was in flight. S3 asks for a
+        // retry, which then sees the other write's outcome (usually a 412).
+        if (condition !== undefined && status === 409 && attempt < CONFLICT_ATTEMPTS) {
+          await sleep(25 * 2 ** attempt * (0.5 + Math.random()));
+          continue;
+        }
+        throw s3Error(action, key, err);
       }
-      throw s3Error(action, key, err);
     }
   }
 
   async #putObject(objectKey: string, bytes: Uint8Array, condition: WriteCondition): Promise<string> {
     const { PutObjectCommand } = await loadSdk();
     const out = await (await this.#s3()).send(
-      new PutObjectCommand({ Bucket: this.bucket, Key: objectKey, Body: bytes, ...conditionFields(condition) }),
+      new PutObjectCommand({
+        Bucket: this.bucket,
+        Key: objectKey,
+        Body: bytes,
+        ...conditionFields(condition),
+      }),
     );
     return out.ETag ?? "";
   }
@@ -329,6 +348,13 @@ export class S3Store implements Store {
 function conditionFields(condition: WriteCondition): { IfNoneMatch?: string; IfMatch?: string } {
   if (condition === undefined) return {};
   return "ifNoneMatch" in condition ? { IfNoneMatch: "*" } : { IfMatch: condition.ifMatch };
+}
+
+function noEtag(action: string, key: string): StoreError {
+  return new StoreError(
+    `S3Store ${action} ${JSON.stringify(key)}: the server sent no ETag to version it by`,
+    key,
+  );
 }
 
 function isValidKey(key: string): boolean {

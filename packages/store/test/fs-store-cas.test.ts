@@ -18,7 +18,9 @@ const roots = tempRoots("cas");
 describe("FsStore.putIfVersion across processes", () => {
   it("Store.putIfVersion: 4 processes x 40 read-modify-write increments lose no update", async () => {
     const root = roots.fresh();
-    const outs = await Promise.all(Array.from({ length: 4 }, () => run(process.execPath, [CHILD, root, "40"])));
+    const outs = await Promise.all(
+      Array.from({ length: 4 }, () => run(process.execPath, [CHILD, root, "40"])),
+    );
     const counter = await new FsStore(root).get("counter");
     assert.equal(new TextDecoder().decode(counter), "160");
     const retries = outs.map((o) => Number(/retries (\d+)/.exec(o.stdout)?.[1]));

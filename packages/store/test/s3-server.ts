@@ -42,7 +42,9 @@ async function freePort(): Promise<number> {
     srv.once("error", reject);
     srv.listen(0, "127.0.0.1", () => {
       const address = srv.address();
-      srv.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
+      srv.close(() =>
+        typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")),
+      );
     });
   });
 }

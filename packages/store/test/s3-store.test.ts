@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage } from "node:http";
 import { after, before, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
 import { StoreError } from "@zarr-stream/spec";
 import { openStore } from "../src/open-store.js";
 import { S3Store } from "../src/s3-store.js";
@@ -77,6 +80,23 @@ describe("S3Store against a loopback moto server", { skip }, () => {
     }
   });
 
+  it("README: the S3 example runs against the server named by the environment and prints what it says", () => {
+    const readme = readFileSync(fileURLToPath(new URL("../../README.md", import.meta.url)), "utf8");
+    const code = [...readme.matchAll(/```js\n([\s\S]*?)```/g)]
+      .map((m) => m[1]!)
+      .find((c) => c.includes("s3://"));
+    assert.ok(code !== undefined, "README has an S3 example");
+    const expected = [...code.matchAll(/console\.log\(.*\); \/\/ (.*)$/gm)].map((m) =>
+      m[1]!.replace(/ \(.*\)$/, ""),
+    );
+    const out = execFileSync(process.execPath, ["--input-type=module", "--eval", code], {
+      cwd: fileURLToPath(new URL("../../", import.meta.url)),
+      encoding: "utf8",
+      env: { ...process.env, ...server.env, ZS_S3_BUCKET: bucket },
+    });
+    assert.deepEqual(out.trimEnd().split("\n"), expected);
+  });
+
   it("S3Store: a missing bucket is a StoreError naming the key, not an absent object", async () => {
     const s = server.store({ bucket: "no-such-bucket-zs" });
     await assert.rejects(s.put("k", bytes(1)), (e: unknown) => e instanceof StoreError && e.key === "k");
@@ -101,13 +121,19 @@ describe("S3Store configuration", () => {
 async function scripted(statuses: number[], body: Uint8Array) {
   const seen: string[] = [];
   const srv = createServer((req: IncomingMessage, res) => {
-    seen.push(`${req.method} ${req.url}`);
+    seen.push(`${req.method} ${req.url?.split("?")[0]} if-none-match=${req.headers["if-none-match"] ?? ""}`);
     const status = statuses[Math.min(seen.length - 1, statuses.length - 1)]!;
     if (status === 200) {
       res.writeHead(200, { "content-length": body.length, etag: '"abc"' });
       res.end(body);
     } else {
-      const code = status === 503 ? "SlowDown" : status === 500 ? "InternalError" : "AccessDenied";
+      const code =
+        {
+          503: "SlowDown",
+          500: "InternalError",
+          409: "ConditionalRequestConflict",
+          412: "PreconditionFailed",
+        }[status] ?? "AccessDenied";
       const xml = `<?xml version="1.0"?><Error><Code>${code}</Code><Message>scripted</Message></Error>`;
       res.writeHead(status, { "content-type": "application/xml", "content-length": Buffer.byteLength(xml) });
       res.end(xml);
@@ -144,6 +170,21 @@ describe("S3Store retries", () => {
         (e: unknown) => e instanceof StoreError && e.key === "secret" && /HTTP 403/.test(e.message),
       );
       assert.equal(f.seen.length, 1);
+    } finally {
+      await f.store.close();
+      await f.close();
+    }
+  });
+
+  it("S3Store.putIfAbsent: a 409 conflict with another conditional write is retried until S3 decides (412 → false)", async () => {
+    const f = await scripted([409, 409, 412], bytes(1));
+    try {
+      assert.equal(await f.store.putIfAbsent("claims/0.json", bytes(1)), false);
+      assert.equal(f.seen.length, 3);
+      assert.ok(
+        f.seen.every((s) => s === "PUT /retry-bucket/claims/0.json if-none-match=*"),
+        f.seen.join(),
+      );
     } finally {
       await f.store.close();
       await f.close();

@@ -331,14 +331,20 @@ export function versionedStoreSuite(name: string, makeStore: () => Promise<Versi
       const winners = results.flatMap((v, i) => (v !== undefined ? [i] : []));
       assert.equal(winners.length, 1, `winners: ${winners.join(",")}`);
       const w = winners[0]! + 1;
-      assert.deepEqual(await s.getVersioned("manifest.json"), { bytes: bytes(w, w), version: results[w - 1] });
+      assert.deepEqual(await s.getVersioned("manifest.json"), {
+        bytes: bytes(w, w),
+        version: results[w - 1],
+      });
       assert.deepEqual(await s.list(""), ["manifest.json"]);
     });
 
     it("standards: putIfVersion refuses a bad key or an empty expected version with StoreError, writing nothing", async () => {
       const s = await makeStore();
       for (const key of BAD_KEYS) {
-        await assert.rejects(s.putIfVersion(key, bytes(1), null), (e: unknown) => e instanceof StoreError && e.key === key);
+        await assert.rejects(
+          s.putIfVersion(key, bytes(1), null),
+          (e: unknown) => e instanceof StoreError && e.key === key,
+        );
         await assert.rejects(s.getVersioned(key), StoreError);
       }
       await assert.rejects(s.putIfVersion("k", bytes(1), ""), StoreError);

@@ -9,11 +9,17 @@ import type { Store } from "@zarr-stream/store";
 
 /**
  * Token exchange through the store itself, for writers in separate processes or machines that share
- * nothing but the store. Each writer (the owner too) posts the token of its k-th flush since it joined
- * to round `c0 + k`, where c0 is the commit_seq of the manifest it read at create/join/resume; the round
- * is therefore the commit_seq the commit of those tokens will produce. The owner collects a round,
- * commits, then clears it. A writer that resumes with its token for round `commit_seq + 1` already
- * posted waits until that round is committed before it writes again (its records are in that round).
+ * nothing but the store URL. Any launcher starts N processes (a shell loop, `mpirun`, a Kubernetes
+ * indexed Job with `JOB_COMPLETION_INDEX` as the id); process 0 calls `ZarrStreamWriter.create` as owner,
+ * the others `join` as contributors once the manifest exists (or `resume` after a restart), each with
+ * its own region.
+ *
+ * Round rule: each writer, the owner too, posts the token of its k-th flush since it opened the store to
+ * round `c0 + k`, where c0 is the commit_seq of the manifest it read at create/join/resume
+ * (`writer.lastManifest.commit_seq`); the round is the commit_seq the commit of those tokens produces.
+ * The owner waits for all of a round (`collectTokens`), commits, then `clearRound`s it. A writer that
+ * restarts and finds its own token already posted for round `commit_seq + 1` waits until that round is
+ * committed, then resumes again, because its records are in that token.
  */
 const ROOT = "_tokens";
 

@@ -37,6 +37,7 @@ import {
 import type { Store } from "@zarr-stream/store";
 import { type ArrayPlan, planArrays } from "./array-plan.js";
 import { verifyTokens } from "./commit-check.js";
+import { ControlPlaneLink, type WriterControlPlaneOptions } from "./control-plane-link.js";
 import { checkSuppliedArray } from "./input-checks.js";
 import {
   buildManifestV1,
@@ -58,6 +59,8 @@ export interface WriterOptions {
   schema?: StreamSchema;
   /** Clock for created_at (tests pin it). */
   now?: () => Date;
+  /** Run under a `.firecube/` control plane: claims, a run WAL, the schema as the resolved index. */
+  controlPlane?: WriterControlPlaneOptions;
 }
 
 interface Pending {
@@ -167,6 +170,9 @@ export class ZarrStreamWriter {
    * overwrite a commit.
    */
   private manifestTag: string | null = null;
+  private link: ControlPlaneLink | undefined;
+  private ownCloseToken: CommitToken | undefined;
+  private readonly opts: WriterOptions;
 
   private constructor(init: WriterInit) {
     this.store = init.store;
@@ -182,6 +188,7 @@ export class ZarrStreamWriter {
     this.regionDims = Object.keys(named).sort();
     this.committed = init.committed;
     this.baseUrl = init.opts.baseUrl ?? init.store.url;
+    this.opts = init.opts;
     this.shardT = init.schema.shard_shape[init.schema.time_dim]!;
     const append = init.schema.time_mode === "append";
     this.plans = planArrays({
@@ -254,8 +261,12 @@ export class ZarrStreamWriter {
     if ((await store.size("zarr.json")) !== undefined || (await store.size(MANIFEST_KEY)) !== undefined) {
       throw new ProtocolError(`${store.url} already holds a store; open it with join or resume`);
     }
-    await writeStoreLayout(store, valid, w.plans);
-    if (version === 2) await w.writeManifest();
+    await w.openLink("create");
+    await w.failingRun(async () => {
+      await writeStoreLayout(store, valid, w.plans);
+      await w.link?.ensureSchema(valid, w.fingerprint);
+      if (version === 2) await w.writeManifest();
+    });
     return w;
   }
 
@@ -279,7 +290,11 @@ export class ZarrStreamWriter {
       );
     }
     const w = ZarrStreamWriter.reopen(store, m, tag, role, region, opts);
-    await w.reloadOpenTimeShard();
+    await w.openLink("join");
+    await w.failingRun(async () => {
+      w.checkCallerSchema();
+      await w.reloadOpenTimeShard();
+    });
     return w;
   }
 
@@ -308,14 +323,96 @@ export class ZarrStreamWriter {
       );
     }
     const w = ZarrStreamWriter.reopen(store, m, tag, role, region, opts);
-    if (w.schema.time_mode !== "append") {
-      if (at !== undefined)
-        throw new ProtocolError("resume of an indexed store truncates nothing: at must be undefined");
-      return w;
+    if (w.schema.time_mode !== "append" && at !== undefined) {
+      throw new ProtocolError("resume of an indexed store truncates nothing: at must be undefined");
     }
-    await w.truncateTo(at);
-    await w.reloadOpenTimeShard();
+    const { keep, times } = await w.truncationPoint(at);
+    const n = w.committed.nCommitted;
+    const dropping = w.isOwner && keep < n;
+    const replaces =
+      dropping && opts.controlPlane
+        ? await ControlPlaneLink.runsHoldingFrom(store, opts.controlPlane, keep)
+        : [];
+    await w.openLink("resume", replaces);
+    await w.failingRun(async () => {
+      // Under a control plane the caller's schema goes through the resolved index first (row 5 names the diff).
+      if (w.isOwner)
+        await w.link?.ensureSchema(
+          w.callerSchema() ?? w.schema,
+          schemaFingerprint(w.callerSchema() ?? w.schema),
+        );
+      w.checkCallerSchema();
+      if (w.schema.time_mode === "append") {
+        await w.truncateTo(keep, times);
+        if (dropping) await w.link?.truncated(keep, n);
+        await w.reloadOpenTimeShard();
+      }
+      if (w.isOwner) await w.link?.adoptCommitted(w.committedIndices(), w.committed.commitSeq);
+    });
     return w;
+  }
+
+  private committedIndices(): number[] {
+    const { entries, nCommitted } = this.committed;
+    if (!entries) return Array.from({ length: nCommitted }, (_, i) => i);
+    return entries.flatMap((e, i) => (e.committed ? [i] : []));
+  }
+
+  /** The caller's own schema (join/resume option), validated. */
+  private callerSchema(): StreamSchema | undefined {
+    return this.opts.schema === undefined
+      ? undefined
+      : validateStreamSchema(structuredClone(this.opts.schema));
+  }
+
+  /** join/resume with a schema: it must be the store's (the bindings whose open takes a schema check this). */
+  private checkCallerSchema(): void {
+    const caller = this.callerSchema();
+    if (caller === undefined) return;
+    const mine = schemaFingerprint(caller);
+    if (mine !== this.fingerprint) {
+      throw new FingerprintMismatch(
+        `the caller's schema (${mine}) is not the store's (${this.fingerprint})`,
+        this.fingerprint,
+        mine,
+      );
+    }
+  }
+
+  private async openLink(mode: "create" | "join" | "resume", replaces: string[] = []): Promise<void> {
+    const cp = this.opts.controlPlane;
+    if (cp === undefined) return;
+    this.link = await ControlPlaneLink.open(
+      this.store,
+      cp,
+      {
+        isOwner: this.isOwner,
+        nWriters: this.nWriters,
+        append: this.schema.time_mode === "append",
+        namedRegion: this.namedRegion,
+      },
+      mode,
+      replaces,
+    );
+  }
+
+  /** Runs `body`; on an exception the control-plane run ends run_failed and the claims are released. */
+  private async failingRun<T>(body: () => Promise<T>): Promise<T> {
+    try {
+      return await body();
+    } catch (err) {
+      await this.link?.fail(err);
+      throw err;
+    }
+  }
+
+  /**
+   * Ends this writer after an unrecoverable error: under a control plane the run ends run_failed and the
+   * claims are released. Committed data is untouched; the store can be resumed.
+   */
+  async abort(error: unknown): Promise<void> {
+    this.closed = true;
+    await this.link?.fail(error);
   }
 
   private static reopen(
@@ -357,15 +454,6 @@ export class ZarrStreamWriter {
       }
     }
     const fingerprint = schemaFingerprint(schema);
-    if (opts.schema !== undefined) {
-      const mine = schemaFingerprint(validateStreamSchema(structuredClone(opts.schema)));
-      if (mine !== fingerprint)
-        throw new FingerprintMismatch(
-          `the caller's schema (${mine}) is not the store's (${fingerprint})`,
-          fingerprint,
-          mine,
-        );
-    }
     const w = new ZarrStreamWriter({
       store,
       schema,
@@ -647,6 +735,12 @@ export class ZarrStreamWriter {
     next.blobs = [...blobs.values()].sort(compareBlobs);
     next.commitSeq += 1;
     const manifest = await this.writeManifest(next);
+    await this.link?.committed({
+      commitSeq: next.commitSeq,
+      records: verified.records,
+      arrays: this.schema.vars.map((v) => v.name),
+      regionDims: verified.regionDims,
+    });
     return {
       commit_seq: next.commitSeq,
       n_committed: this.committedCount,
@@ -709,6 +803,10 @@ export class ZarrStreamWriter {
     next.blobs = next.blobs.filter((b) => !(b.scope === "record" && drop.has(b.record!)));
     next.commitSeq += 1;
     await this.writeManifest(next);
+    await this.link?.invalidated(
+      next.commitSeq,
+      [...drop].sort((a, b) => a - b),
+    );
   }
 
   /** Seed §6.2 for statics: uncommits them so they may be written again. */
@@ -731,44 +829,68 @@ export class ZarrStreamWriter {
    */
   async close(tokens: CommitToken[] = []): Promise<OutputManifest | undefined> {
     this.assertOpen();
+    let manifest: OutputManifest | undefined;
+    try {
+      manifest = await this.closeRole(tokens);
+    } catch (err) {
+      // A refused close (unflushed data, a token that does not verify) changes nothing and may be retried;
+      // anything else ends the run.
+      const refused =
+        err instanceof ProtocolError ||
+        err instanceof SchemaError ||
+        (err instanceof CommitError && err.reason !== "concurrent-owner");
+      if (!refused) {
+        this.closed = true;
+        await this.link?.fail(err);
+      }
+      throw err;
+    }
+    this.closed = true;
+    await this.link?.complete();
+    return manifest;
+  }
+
+  private async closeRole(tokens: CommitToken[]): Promise<OutputManifest | undefined> {
     if (this.role.kind === "contributor") {
       if (this.hasPending())
         throw new ProtocolError(
           `contributor ${this.writerId} has unflushed data: flush and deliver its token before close`,
         );
-      this.closed = true;
       return undefined;
     }
     if (this.role.kind === "single") {
       if (tokens.length > 0) throw new ProtocolError("a Single writer's close takes no tokens");
       await this.flush();
-      const m = await this.writeManifest();
-      this.closed = true;
-      return m;
+      return this.writeManifest();
     }
-    const own = await this.flush();
-    const receipt = await this.commit([own, ...tokens]);
-    this.closed = true;
+    // The owner's own token survives a refused commit, so close can be retried with corrected tokens.
+    this.ownCloseToken ??= await this.flush();
+    const receipt = await this.commit([this.ownCloseToken, ...tokens]);
+    this.ownCloseToken = undefined;
     return receipt.manifest;
   }
 
-  /** Append resume: the committed prefix with t <= at; the owner persists a truncation. */
-  private async truncateTo(at: number | undefined): Promise<void> {
+  /** Append resume: how many committed records have t <= at (reads the time coordinate only). */
+  private async truncationPoint(at: number | undefined): Promise<{ keep: number; times?: Float64Array }> {
+    const n = this.committed.nCommitted;
+    if (at === undefined || n === 0 || this.schema.time_mode !== "append") return { keep: n };
+    const timePlan = this.plans.find((p) => p.kind === "time")!;
+    const layout = await readArrayLayout(this.store, timePlan.name);
+    const times = (await readArrayRegion(
+      this.store,
+      timePlan.name,
+      { ...layout, shape: [Math.max(n, layout.shape[0]!)] },
+      [[0, n]],
+    )) as Float64Array;
+    let keep = 0;
+    while (keep < n && times[keep]! <= at) keep++;
+    return { keep, times };
+  }
+
+  /** Append resume: the owner persists a truncation to `keep` records; every writer adopts it. */
+  private async truncateTo(keep: number, times: Float64Array | undefined): Promise<void> {
     const n = this.committed.nCommitted;
     const timePlan = this.plans.find((p) => p.kind === "time")!;
-    let keep = n;
-    let times: Float64Array | undefined;
-    if (at !== undefined && n > 0) {
-      const layout = await readArrayLayout(this.store, timePlan.name);
-      times = (await readArrayRegion(
-        this.store,
-        timePlan.name,
-        { ...layout, shape: [Math.max(n, layout.shape[0]!)] },
-        [[0, n]],
-      )) as Float64Array;
-      keep = 0;
-      while (keep < n && times[keep]! <= at) keep++;
-    }
     if (this.isOwner) {
       if (keep < n) {
         const next = structuredClone(this.committed);

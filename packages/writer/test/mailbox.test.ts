@@ -161,33 +161,35 @@ describe("mailbox refuses bad input", () => {
   });
 });
 
-describe("mailbox exchange in a whole run", () => {
-  it("mailbox: 4 writers exchanging tokens through the store commit the same store as direct token passing", async () => {
-    const direct = new MemoryStore();
-    await runFrom(await openWriters(direct, "create"), 0);
-    const store = new MemoryStore();
-    const writers = await openWriters(store, "create");
-    const [owner] = writers as [ZarrStreamWriter];
-    // Round rule: a writer's k-th flush since join goes to round c0 + k (c0 = commit_seq it read).
-    const c0 = writers.map((w) => (w.lastManifest as { commit_seq: number }).commit_seq);
-    const flushes = writers.map(() => 0);
-    for (let r = 0; r < N_RECORDS; r++) {
-      for (const w of writers) {
-        await w.writeRecord(
-          tOf(r),
-          recordArrays(SCHEMA, r, REGIONS[w.writerId]!, (_, p) => p || w.isOwner),
+for (const [name, make] of backends) {
+  describe(`mailbox exchange in a whole run on ${name}`, () => {
+    it("mailbox: 4 writers exchanging tokens through the store commit the same store as direct token passing", async () => {
+      const direct = new MemoryStore();
+      await runFrom(await openWriters(direct, "create"), 0);
+      const store = make();
+      const writers = await openWriters(store, "create");
+      const [owner] = writers as [ZarrStreamWriter];
+      // Round rule: a writer's k-th flush since join goes to round c0 + k (c0 = commit_seq it read).
+      const c0 = writers.map((w) => (w.lastManifest as { commit_seq: number }).commit_seq);
+      const flushes = writers.map(() => 0);
+      for (let r = 0; r < N_RECORDS; r++) {
+        for (const w of writers) {
+          await w.writeRecord(
+            tOf(r),
+            recordArrays(SCHEMA, r, REGIONS[w.writerId]!, (_, p) => p || w.isOwner),
+          );
+        }
+        if ((r + 1) % COMMIT_EVERY !== 0) continue;
+        await Promise.all(
+          writers.map(async (w, i) => postToken(store, c0[i]! + ++flushes[i]!, await w.flush())),
         );
+        const round = (owner.lastManifest as { commit_seq: number }).commit_seq + 1;
+        assert.equal(round, c0[0]! + flushes[0]!, "the owner's round is manifest commit_seq + 1");
+        await owner.commit(await collectTokens(store, round, 4, { timeoutMs: 1000 }));
+        await clearRound(store, round);
       }
-      if ((r + 1) % COMMIT_EVERY !== 0) continue;
-      await Promise.all(
-        writers.map(async (w, i) => postToken(store, c0[i]! + ++flushes[i]!, await w.flush())),
-      );
-      const round = (owner.lastManifest as { commit_seq: number }).commit_seq + 1;
-      assert.equal(round, c0[0]! + flushes[0]!, "the owner's round is manifest commit_seq + 1");
-      await owner.commit(await collectTokens(store, round, 4, { timeoutMs: 1000 }));
-      await clearRound(store, round);
-    }
-    assert.deepEqual(await store.list("_tokens/"), []);
-    assert.equal(await committedDump(store), await committedDump(direct));
+      assert.deepEqual(await store.list("_tokens/"), []);
+      assert.equal(await committedDump(store), await committedDump(direct));
+    });
   });
-});
+}

@@ -1,0 +1,211 @@
+import { StoreError } from "@zarr-stream/spec";
+import type { Store } from "@zarr-stream/store";
+import { assertByteCount, assertValidKey, assertValidPrefix, keyToUrlPath } from "./keys.js";
+
+/** The paths serveViewer answers besides the store's own objects. */
+export const LIST_PATH = "__list";
+export const NODES_PATH = "__nodes";
+
+type Fetch = typeof fetch;
+
+/**
+ * The read side of Store over HTTP: whole objects with GET, byte ranges with `Range: bytes=a-b` and
+ * `bytes=-N`, sizes with HEAD. Every response is checked (status, Content-Range, body length) before its
+ * bytes are handed on. Writes throw: a viewer never changes a store. `list` needs a server that answers
+ * `GET <base>/__list?prefix=...` with a JSON array of keys, as serveViewer does.
+ */
+export class HttpStore implements Store {
+  readonly url: string;
+  readonly #base: string;
+  readonly #fetch: Fetch;
+
+  /** `baseUrl` is the store root ("http://127.0.0.1:8080/store/"); a missing trailing "/" is added. */
+  constructor(baseUrl: string, fetchImpl: Fetch = globalThis.fetch.bind(globalThis)) {
+    let parsed: URL;
+    try {
+      parsed = new URL(baseUrl);
+    } catch {
+      throw new StoreError(`HttpStore base URL ${JSON.stringify(baseUrl)} is not an absolute URL`);
+    }
+    if (parsed.protocol !== "http:" && parsed.protocol !== "https:")
+      throw new StoreError(`HttpStore base URL ${JSON.stringify(baseUrl)} must be http: or https:`);
+    if (parsed.search !== "" || parsed.hash !== "")
+      throw new StoreError(`HttpStore base URL ${JSON.stringify(baseUrl)} must have no query or fragment`);
+    this.#base = parsed.href.endsWith("/") ? parsed.href : `${parsed.href}/`;
+    this.url = this.#base;
+    this.#fetch = fetchImpl;
+  }
+
+  async get(key: string): Promise<Uint8Array | undefined> {
+    assertValidKey(key);
+    const res = await this.#request("GET", key);
+    if (res.status === 404) return undefined;
+    if (res.status !== 200) throw this.#statusError("GET", key, res);
+    return this.#body(res, key, contentLength(res));
+  }
+
+  async getRange(key: string, offset: number, length: number): Promise<Uint8Array | undefined> {
+    assertValidKey(key);
+    assertByteCount("offset", offset, key);
+    assertByteCount("length", length, key);
+    // An empty range cannot be spelled in a Range header; only whether the object exists matters.
+    if (length === 0) return (await this.size(key)) === undefined ? undefined : new Uint8Array(0);
+    const res = await this.#request("GET", key, `bytes=${offset}-${offset + length - 1}`);
+    return this.#ranged(res, key, offset, length, "getRange");
+  }
+
+  async getSuffix(key: string, n: number): Promise<Uint8Array | undefined> {
+    assertValidKey(key);
+    assertByteCount("suffix length", n, key);
+    if (n === 0) return (await this.size(key)) === undefined ? undefined : new Uint8Array(0);
+    const res = await this.#request("GET", key, `bytes=-${n}`);
+    return this.#ranged(res, key, undefined, n, "getSuffix");
+  }
+
+  async size(key: string): Promise<number | undefined> {
+    assertValidKey(key);
+    const res = await this.#request("HEAD", key);
+    if (res.status === 404) return undefined;
+    if (res.status !== 200) throw this.#statusError("HEAD", key, res);
+    const n = contentLength(res);
+    if (n === undefined) throw new StoreError(`HEAD ${this.#base}${key}: no valid Content-Length`, key);
+    return n;
+  }
+
+  async list(prefix: string): Promise<string[]> {
+    assertValidPrefix(prefix);
+    const keys = await this.#json(`${LIST_PATH}?prefix=${encodeURIComponent(prefix)}`);
+    const bad = keys.find((k) => !k.startsWith(prefix));
+    if (bad !== undefined)
+      throw new StoreError(`list(${JSON.stringify(prefix)}): server answered key ${JSON.stringify(bad)}`);
+    return [...keys].sort(compareCodeUnits);
+  }
+
+  /** The keys of every zarr.json in the store (serveViewer's index): how a plain Zarr store is browsed. */
+  async listMetadata(): Promise<string[]> {
+    const keys = await this.#json(NODES_PATH);
+    const bad = keys.find((k) => k !== "zarr.json" && !k.endsWith("/zarr.json"));
+    if (bad !== undefined)
+      throw new StoreError(`${NODES_PATH}: ${JSON.stringify(bad)} is not a zarr.json key`);
+    return [...keys].sort(compareCodeUnits);
+  }
+
+  put(key: string, _bytes?: Uint8Array): Promise<void> {
+    return Promise.reject(this.#readOnly("put", key));
+  }
+
+  putIfAbsent(key: string, _bytes?: Uint8Array): Promise<boolean> {
+    return Promise.reject(this.#readOnly("putIfAbsent", key));
+  }
+
+  delete(key: string): Promise<void> {
+    return Promise.reject(this.#readOnly("delete", key));
+  }
+
+  #readOnly(op: string, key: string): StoreError {
+    return new StoreError(
+      `${op}(${JSON.stringify(key)}): ${this.#base} is a read-only HttpStore`,
+      String(key),
+    );
+  }
+
+  async #request(method: "GET" | "HEAD", key: string, range?: string): Promise<Response> {
+    const headers: Record<string, string> = range ? { Range: range } : {};
+    try {
+      // no-store: the manifest is polled, and a cached copy would hide new commits.
+      return await this.#fetch(this.#base + keyToUrlPath(key), { method, headers, cache: "no-store" });
+    } catch (err) {
+      throw new StoreError(`${method} ${this.#base}${key} failed: ${(err as Error).message}`, key);
+    }
+  }
+
+  async #ranged(
+    res: Response,
+    key: string,
+    offset: number | undefined,
+    length: number,
+    op: string,
+  ): Promise<Uint8Array | undefined> {
+    if (res.status === 404) return undefined;
+    // 416: the object exists but the range starts at or past its end (or it is empty).
+    if (res.status === 416) {
+      await res.body?.cancel();
+      return new Uint8Array(0);
+    }
+    if (res.status === 200) {
+      // A server that ignores Range sends the whole object; cut the asked-for part out of it.
+      const all = await this.#body(res, key, contentLength(res));
+      const start = offset ?? Math.max(0, all.length - length);
+      return all.slice(Math.min(start, all.length), Math.min(start + length, all.length));
+    }
+    if (res.status !== 206) throw this.#statusError(`${op} GET`, key, res);
+    const cr = parseContentRange(res.headers.get("content-range"));
+    if (cr === undefined)
+      throw new StoreError(`${op}(${key}): 206 without a valid Content-Range header`, key);
+    const expectStart = offset ?? Math.max(0, cr.total - length);
+    const expectEnd = Math.min(expectStart + length, cr.total) - 1;
+    if (cr.start !== expectStart || cr.end !== expectEnd) {
+      throw new StoreError(
+        `${op}(${key}): server sent bytes ${cr.start}-${cr.end}/${cr.total}, expected ${expectStart}-${expectEnd}`,
+        key,
+      );
+    }
+    return this.#body(res, key, cr.end - cr.start + 1);
+  }
+
+  async #body(res: Response, key: string, expected: number | undefined): Promise<Uint8Array> {
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    if (expected !== undefined && bytes.length !== expected) {
+      throw new StoreError(
+        `GET ${this.#base}${key}: body has ${bytes.length} bytes, expected ${expected}`,
+        key,
+      );
+    }
+    return bytes;
+  }
+
+  async #json(path: string): Promise<string[]> {
+    let res: Response;
+    try {
+      res = await this.#fetch(this.#base + path, { cache: "no-store" });
+    } catch (err) {
+      throw new StoreError(`GET ${this.#base}${path} failed: ${(err as Error).message}`);
+    }
+    if (res.status !== 200) throw this.#statusError("GET", path, res);
+    let doc: unknown;
+    try {
+      doc = JSON.parse(await res.text());
+    } catch {
+      throw new StoreError(`GET ${this.#base}${path}: not JSON`);
+    }
+    if (!Array.isArray(doc) || !doc.every((k) => typeof k === "string" && k !== ""))
+      throw new StoreError(`GET ${this.#base}${path}: expected a JSON array of keys`);
+    return doc as string[];
+  }
+
+  #statusError(op: string, key: string, res: Response): StoreError {
+    void res.body?.cancel();
+    return new StoreError(`${op} ${this.#base}${key}: HTTP ${res.status} ${res.statusText}`, key);
+  }
+}
+
+function compareCodeUnits(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function contentLength(res: Response): number | undefined {
+  const h = res.headers.get("content-length");
+  if (h === null || !/^\d+$/.test(h)) return undefined;
+  return Number(h);
+}
+
+/** `bytes a-b/total` with a <= b < total. */
+export function parseContentRange(
+  h: string | null,
+): { start: number; end: number; total: number } | undefined {
+  const m = h === null ? null : /^bytes (\d+)-(\d+)\/(\d+)$/.exec(h.trim());
+  if (!m) return undefined;
+  const [start, end, total] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  if (!(start <= end && end < total)) return undefined;
+  return { start, end, total };
+}

@@ -1,0 +1,2 @@
+export { HttpStore } from "./http-store.js";
+export { serveViewer, type ViewerServer, type ViewerServerOptions } from "./server.js";

@@ -1,0 +1,85 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before } from "node:test";
+import { fileURLToPath } from "node:url";
+import { MANIFEST_KEY } from "@zarr-stream/reader";
+import { FsStore, type Store, snapshotStore } from "@zarr-stream/store";
+import { type S3Server, s3SkipReason, startS3Server } from "@zarr-stream/store/test/s3-server";
+import { ZarrStreamWriter } from "../src/index.js";
+import { type Child, startChild } from "./child-process.js";
+import { committedDump, recordArrays } from "./helpers.js";
+import { MP_COMMIT_EVERY, MP_RECORDS, MP_SCHEMA, mpT } from "./mp-workload.js";
+
+const CHILD = fileURLToPath(new URL("./mailbox-child.js", import.meta.url));
+
+export interface MpS3 {
+  skip: string | undefined;
+  server: S3Server;
+  bucket: string;
+  /** The single-writer store (local disk) every multi-process run must reproduce. */
+  reference: FsStore;
+  tmp: string;
+}
+
+/** Per test file: a moto server with one bucket, and the single-writer reference store. */
+export function mpS3Fixture(label: string): MpS3 {
+  const fx = { skip: s3SkipReason(), tmp: mkdtempSync(join(tmpdir(), `zs-${label}-`)) } as MpS3;
+  before(async () => {
+    if (fx.skip !== undefined) return;
+    fx.server = await startS3Server();
+    fx.bucket = await fx.server.makeBucket();
+    fx.reference = new FsStore(join(fx.tmp, "single"));
+    const w = await ZarrStreamWriter.create(fx.reference, MP_SCHEMA, { kind: "single" });
+    for (let r = 0; r < MP_RECORDS; r++) {
+      await w.writeRecord(mpT(r), recordArrays(MP_SCHEMA, r, {}));
+      if ((r + 1) % MP_COMMIT_EVERY === 0) await w.flush();
+    }
+    await w.close();
+  });
+  after(async () => {
+    await fx.server?.stop();
+    rmSync(fx.tmp, { recursive: true, force: true });
+  });
+  return fx;
+}
+
+/** Every committed value as read back (the manifest format name aside: a Single writer's store is v1). */
+export async function committedValues(store: Store): Promise<string> {
+  return JSON.stringify((JSON.parse(await committedDump(store)) as unknown[]).slice(1));
+}
+
+/** Key-by-key differences, short enough to read in a failure message. */
+export function differences(a: Map<string, string>, b: Map<string, string>): string[] {
+  const keys = [...new Set([...a.keys(), ...b.keys()])].sort();
+  return keys
+    .filter((k) => a.get(k) !== b.get(k))
+    .map((k) => `${k}: ${a.has(k) ? "" : "missing "}${b.has(k) ? "" : "extra"}`);
+}
+
+/** Array data and array metadata: everything but the manifest, whose writer count and layout differ by design. */
+export async function dataObjects(store: Store): Promise<Map<string, string>> {
+  const snap = await snapshotStore(store);
+  return new Map(
+    [...snap].filter(([k]) => k !== MANIFEST_KEY).map(([k, v]) => [k, Buffer.from(v).toString("hex")]),
+  );
+}
+
+/** Starts writer `id` of the run as its own OS process (mailbox-child.js). */
+export function launch(
+  fx: MpS3,
+  url: string,
+  id: number,
+  mode: string,
+  env: Record<string, string> = {},
+): Child {
+  return startChild(CHILD, [url, String(id), mode], { ...fx.server.env, ...env });
+}
+
+export async function allExit(children: Child[]): Promise<void> {
+  for (const [i, c] of children.entries()) {
+    const { code, signal, stderr } = await c.exited;
+    assert.equal(code, 0, `writer ${i} ended with ${code ?? signal}: ${stderr}`);
+  }
+}
