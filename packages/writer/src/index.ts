@@ -6,5 +6,5 @@ export {
   mailboxKey,
   postToken,
 } from "./mailbox.js";
-export { serializeManifest } from "./manifest-doc.js";
+export type { WriterControlPlaneOptions } from "./control-plane-link.js";
 export { type WriterOptions, ZarrStreamWriter } from "./writer.js";

@@ -9,7 +9,8 @@ import { MANIFEST_KEY, readOutputManifest } from "@zarr-stream/reader";
 import { CommitError } from "@zarr-stream/spec";
 import { FsStore, type Store } from "@zarr-stream/store";
 import { type S3Server, s3SkipReason, startS3Server } from "@zarr-stream/store/test/s3-server";
-import { serializeManifest, ZarrStreamWriter } from "../src/index.js";
+import { ZarrStreamWriter } from "../src/index.js";
+import { serializeManifest } from "../src/manifest-doc.js";
 import { gridSchema, recordArrays } from "./helpers.js";
 
 const skip = s3SkipReason();
