@@ -1,4 +1,4 @@
-import { canonicalJsonUtf8 } from "@zarr-stream/spec";
+import { canonicalJsonUtf8, pythonFloatRepr } from "@zarr-stream/spec";
 
 /**
  * JSON text the way the reference (Python `json.dumps`) writes it, because peers compare bytes of hashed
@@ -39,27 +39,6 @@ export function compareCodePoints(a: string, b: string): number {
   return ca.length - cb.length;
 }
 
-/** Python repr(float): shortest round-trip digits, exponent form when the exponent is < -4 or >= 16. */
-export function pyFloatRepr(x: number): string {
-  if (!Number.isFinite(x)) throw new RangeError(`${x} is not a finite number`);
-  const [mantissa, expText] = x.toExponential().split("e") as [string, string];
-  const negative = mantissa.startsWith("-") || Object.is(x, -0);
-  const digits = mantissa.replace("-", "").replace(".", "");
-  const exp = Number(expText);
-  let body: string;
-  if (exp < -4 || exp >= 16) {
-    const m = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
-    body = `${m}e${exp < 0 ? "-" : "+"}${String(Math.abs(exp)).padStart(2, "0")}`;
-  } else if (exp < 0) {
-    body = `0.${"0".repeat(-exp - 1)}${digits}`;
-  } else if (digits.length > exp + 1) {
-    body = `${digits.slice(0, exp + 1)}.${digits.slice(exp + 1)}`;
-  } else {
-    body = `${digits}${"0".repeat(exp + 1 - digits.length)}.0`;
-  }
-  return negative ? `-${body}` : body;
-}
-
 function stringText(s: string, ensureAscii: boolean): string {
   const text = JSON.stringify(s);
   return ensureAscii
@@ -70,7 +49,7 @@ function stringText(s: string, ensureAscii: boolean): string {
 function numberText(n: number, asFloat: boolean): string {
   if (!Number.isFinite(n)) throw new RangeError(`${n} is not JSON`);
   if (Number.isInteger(n) && !asFloat) return BigInt(n).toString();
-  return pyFloatRepr(n);
+  return pythonFloatRepr(n);
 }
 
 function write(value: unknown, style: PyJsonStyle, asFloat: boolean): string {

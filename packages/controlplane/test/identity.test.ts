@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
 import { resolvedIndexIdentityHash, slotIndexIdentityHash } from "../src/index.js";
-import { canonicalJson, envelopeJson, pyDumps, pyFloatRepr, TIMESTAMP_KEYS } from "../src/pyjson.js";
+import { pythonFloatRepr as pyFloatRepr } from "@zarr-stream/spec";
+import { canonicalJson, envelopeJson, pyDumps, TIMESTAMP_KEYS } from "../src/pyjson.js";
 
 const INTEGER_INDEX = {
   groups: { data: { kind: "integer", params: {}, size: 12 } },

@@ -14,12 +14,14 @@ export function formatFloat(t: number, where = "/"): string {
 }
 
 /**
- * Python's `repr(float)` for a finite non-integral double: the same shortest digits as JS, but Python
- * switches to exponent form when the decimal exponent is < -4 or >= 16 and writes it as e-05 / e+16.
+ * Python's `repr(float)` for a finite double: the same shortest digits as JS, but Python switches to
+ * exponent form when the decimal exponent is < -4 or >= 16 (written e-05 / e+16), and an integral float
+ * keeps its `.0` (`1724000000.0`, `-0.0`). Shared by canonical JSON and the control plane's documents.
  */
 export function pythonFloatRepr(x: number): string {
+  if (!Number.isFinite(x)) throw new RangeError(`${x} is not a finite number`);
   const [mantissa, expText] = x.toExponential().split("e") as [string, string];
-  const negative = mantissa.startsWith("-");
+  const negative = mantissa.startsWith("-") || Object.is(x, -0);
   const digits = mantissa.replace("-", "").replace(".", "");
   const exp = Number(expText); // x = d.ddd × 10^exp
   let body: string;

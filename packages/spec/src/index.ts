@@ -9,7 +9,7 @@ export {
 } from "./documents.js";
 export * from "./errors.js";
 export { type FingerprintDocument, fingerprintDocument, schemaFingerprint } from "./fingerprint.js";
-export { formatFloat } from "./float.js";
+export { formatFloat, pythonFloatRepr } from "./float.js";
 export { fillGenerated, type GeneratedArray, generatorValue } from "./generator.js";
 export { schemaFromManifest } from "./manifest.js";
 export {

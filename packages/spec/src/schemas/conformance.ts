@@ -22,7 +22,7 @@ export const CONFORMANCE_DUMP_SCHEMA = "earthsciio/write-v2-dump/v1";
 
 export type ConformanceErrorName = "RegionNotShardAligned" | "CommitError" | "Error";
 
-/** A role in corpus spelling: `{"single": true}`, `{"owner": n}`, `{"contributor": id}`. */
+/** A role in corpus spelling: `{"single": true}`, `{"owner": n}`, `{"contributor": id}` (id >= 1: the owner is writer 0). */
 export type CorpusRole = { single: true } | { owner: number } | { contributor: number };
 
 /** A blob scope in corpus and dump spelling. */
@@ -149,7 +149,7 @@ const corpusRole = {
     { type: "object", properties: { owner: positiveInt }, required: ["owner"], additionalProperties: false },
     {
       type: "object",
-      properties: { contributor: nonNegativeInt },
+      properties: { contributor: positiveInt },
       required: ["contributor"],
       additionalProperties: false,
     },

@@ -1,0 +1,10 @@
+export { compareDump } from "./check.js";
+export { type CliIO, processIO, runConformanceCli } from "./cli.js";
+export { BUNDLED_CORPUS, findCase, loadCorpus, parseCorpus, roleOf, streamSchemaOf } from "./corpus.js";
+export { type RunCaseOptions, runCase } from "./driver.js";
+export { dumpStore } from "./dump.js";
+export { ConformanceFailure } from "./errors.js";
+export { recordArraysFor } from "./generate.js";
+export { oracleDump } from "./oracle.js";
+export { PYTHON_READERS, type PythonReader, PythonReaderError, runPythonReader } from "./python-readers.js";
+export { dumpWithZarrita } from "./zarrita-dump.js";

@@ -1,0 +1,122 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { MemoryStore } from "@zarr-stream/store";
+import { BUNDLED_CORPUS, findCase, loadCorpus, runCase } from "../src/index.js";
+
+const corpus = await loadCorpus(BUNDLED_CORPUS);
+const CREATED = new Date("2026-08-01T12:34:56.789Z");
+
+async function written(
+  name: string,
+): Promise<{ store: MemoryStore; text: string; manifest: Record<string, unknown> }> {
+  const store = new MemoryStore();
+  await runCase(findCase(corpus, name), store, {
+    writer: { now: () => CREATED, baseUrl: "file:///data/v1.zarr" },
+  });
+  const text = new TextDecoder().decode(await store.get("output_manifest.json"));
+  return { store, text, manifest: JSON.parse(text) };
+}
+
+/** Julia/Rust v1 spelling and Rust's key order (reference facts, earthsciio-v1-facts.md). */
+const V1_KEYS = [
+  "schema",
+  "base_url",
+  "format",
+  "zarr_format",
+  "profile",
+  "codec",
+  "time_dim",
+  "dims",
+  "vars",
+  "chunk_shape",
+  "shard_shape",
+  "time_shards",
+  "last_t",
+  "n_records",
+  "created_at",
+];
+
+describe("§8.1 manifest-v1-compat: EarthSciIO's v1 case through a Single writer", () => {
+  test("§8.1 the manifest is v1 in the Julia/Rust spelling, field by field, created_at aside", async () => {
+    const { manifest, text } = await written("manifest-v1-compat");
+    assert.deepEqual(Object.keys(manifest), V1_KEYS);
+    const { created_at, ...rest } = manifest;
+    assert.match(String(created_at), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    assert.equal(created_at, "2026-08-01T12:34:56Z");
+    assert.deepEqual(rest, {
+      schema: "earthsciio/output-manifest/v1",
+      base_url: "file:///data/v1.zarr",
+      format: "zarr",
+      zarr_format: 3,
+      profile: "diagnostic",
+      codec: { id: "blosc", cname: "zstd", clevel: 5, shuffle: "shuffle" },
+      time_dim: "time",
+      dims: [
+        { name: "time", length: 4 },
+        { name: "lat", length: 3 },
+        { name: "lon", length: 4 },
+      ],
+      vars: [
+        { name: "temperature", dims: ["time", "lat", "lon"], dtype: "float64" },
+        { name: "pressure", dims: ["time", "lat", "lon"], dtype: "float64" },
+      ],
+      chunk_shape: { time: 1, lat: 3, lon: 2 },
+      shard_shape: { time: 2, lat: 3, lon: 4 },
+      time_shards: [
+        { index: 0, t_start: 0, t_end: 3600, n: 2 },
+        { index: 1, t_start: 7200, t_end: 10800, n: 2 },
+      ],
+      last_t: 10800,
+      n_records: 4,
+    });
+    // Python's spelling never leaks in.
+    for (const k of ["total_records", "written_at"]) assert.ok(!(k in manifest), k);
+    // Rust (serde_json): 2-space indent, insertion order, no trailing newline, f64 fields keep ".0".
+    const rustText = JSON.stringify(manifest, null, 2).replace(
+      /("(?:t_start|t_end|last_t)": -?\d+)(,?)$/gm,
+      "$1.0$2",
+    );
+    assert.equal(text, rustText);
+    assert.match(text, /"last_t": 10800\.0,/);
+  });
+
+  test("§8.1 the wasm profile records plain zstd level 5 without checksum", async () => {
+    const { manifest } = await written("manifest-v1-compat-wasm");
+    assert.equal(manifest.profile, "wasm");
+    assert.deepEqual(manifest.codec, { id: "zstd", level: 5, checksum: false });
+  });
+
+  test("§1 array zarr.json matches the v1 writers' layout (sharding, inner chain, index chain, fill 0)", async () => {
+    const { store } = await written("manifest-v1-compat");
+    const meta = JSON.parse(new TextDecoder().decode(await store.get("temperature/zarr.json")));
+    assert.equal(meta.zarr_format, 3);
+    assert.equal(meta.node_type, "array");
+    assert.deepEqual(meta.shape, [4, 3, 4]);
+    assert.equal(meta.data_type, "float64");
+    assert.deepEqual(meta.chunk_grid, { name: "regular", configuration: { chunk_shape: [2, 3, 4] } });
+    assert.deepEqual(meta.chunk_key_encoding, { name: "default", configuration: { separator: "/" } });
+    assert.equal(meta.fill_value, 0);
+    assert.deepEqual(meta.dimension_names, ["time", "lat", "lon"]);
+    assert.deepEqual(meta.attributes._ARRAY_DIMENSIONS, ["time", "lat", "lon"]);
+    assert.equal(meta.codecs.length, 1);
+    const sharding = meta.codecs[0];
+    assert.equal(sharding.name, "sharding_indexed");
+    assert.deepEqual(sharding.configuration.chunk_shape, [1, 3, 2]);
+    assert.deepEqual(sharding.configuration.codecs, [
+      { name: "bytes", configuration: { endian: "little" } },
+      {
+        name: "blosc",
+        configuration: { cname: "zstd", clevel: 5, shuffle: "shuffle", typesize: 8, blocksize: 0 },
+      },
+    ]);
+    assert.deepEqual(sharding.configuration.index_codecs, [
+      { name: "bytes", configuration: { endian: "little" } },
+      { name: "crc32c" },
+    ]);
+    assert.equal(sharding.configuration.index_location, "end");
+    const group = JSON.parse(new TextDecoder().decode(await store.get("zarr.json")));
+    assert.equal(group.node_type, "group");
+    assert.equal(group.attributes.title, "EarthSciIO write conformance");
+    assert.equal(group.attributes.Conventions, "CF-1.8");
+  });
+});
