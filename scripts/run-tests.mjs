@@ -30,7 +30,11 @@ const packages = readdirSync(join(root, "packages")).filter((p) => only.length =
 const files = packages.flatMap((p) => testFiles(join(root, "packages", p, "dist", "test"))).sort();
 // Repository-level tests (plain JS, no build step) run with the full suite only.
 if (only.length === 0) {
-  files.push(...readdirSync(join(root, "tests")).filter((f) => f.endsWith(".test.mjs")).map((f) => join(root, "tests", f)));
+  files.push(
+    ...readdirSync(join(root, "tests"))
+      .filter((f) => f.endsWith(".test.mjs"))
+      .map((f) => join(root, "tests", f)),
+  );
 }
 if (files.length === 0) {
   console.error("no test files found (did the build run?)");

@@ -92,11 +92,23 @@ async function handBuiltStore(): Promise<{ store: Store; reads: { key: string; k
   };
   await inner.put("output_manifest.json", new TextEncoder().encode(JSON.stringify(manifest)));
   const reads: { key: string; kind: string }[] = [];
+  const note = (kind: string, key: string) => {
+    reads.push({ key, kind });
+  };
   const store: Store = {
     url: inner.url,
-    get: (k) => (reads.push({ key: k, kind: "get" }), inner.get(k)),
-    getRange: (k, o, n) => (reads.push({ key: k, kind: "range" }), inner.getRange(k, o, n)),
-    getSuffix: (k, n) => (reads.push({ key: k, kind: "suffix" }), inner.getSuffix(k, n)),
+    get: (k) => {
+      note("get", k);
+      return inner.get(k);
+    },
+    getRange: (k, o, n) => {
+      note("range", k);
+      return inner.getRange(k, o, n);
+    },
+    getSuffix: (k, n) => {
+      note("suffix", k);
+      return inner.getSuffix(k, n);
+    },
     size: (k) => inner.size(k),
     put: (k, b) => inner.put(k, b),
     putIfAbsent: (k, b) => inner.putIfAbsent(k, b),

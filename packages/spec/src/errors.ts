@@ -5,9 +5,6 @@
  */
 export class ZarrStreamError extends Error {
   override name = "ZarrStreamError";
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-  }
 }
 
 /** A document failed its JSON Schema or a semantic check; `pointer` is the JSON pointer that failed. */

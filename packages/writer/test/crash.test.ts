@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import { readOutputManifest, readRecord } from "@zarr-stream/reader";
 import { fillGenerated } from "@zarr-stream/spec";
 import { FsStore, MemoryStore } from "@zarr-stream/store";
-import { COMMIT_EVERY, N_RECORDS, openWriters, runFrom, SCHEMA } from "./crash-workload.js";
+import { COMMIT_EVERY, N_RECORDS, openWriters, runFrom } from "./crash-workload.js";
 import { committedDump } from "./helpers.js";
 
 const CHILD = fileURLToPath(new URL("./crash-child.js", import.meta.url));
