@@ -171,6 +171,8 @@ export class ZarrStreamWriter {
    */
   private manifestTag: string | null = null;
   private link: ControlPlaneLink | undefined;
+  /** The background write of the last full time shard (append mode); its keys join the next token. */
+  private inflight: Promise<string[]> | undefined;
   private ownCloseToken: CommitToken | undefined;
   private readonly opts: WriterOptions;
 
@@ -512,8 +514,12 @@ export class ZarrStreamWriter {
     this.lastT = t;
     this.pending.records.set(index, t);
     if (index % this.shardT === this.shardT - 1) {
-      for (const key of await this.buffers.write([Math.floor(index / this.shardT)], true))
-        this.pending.objects.add(key);
+      // A full time shard is encoded and written while the caller produces the next one; at most one is
+      // in flight, so memory stays at two time shards of buffers.
+      await this.settleWrites();
+      this.inflight = this.buffers.write([Math.floor(index / this.shardT)], true);
+      // Marked handled so a failure never crashes the process unobserved; settleWrites rethrows it.
+      this.inflight.catch(() => {});
     }
     return index;
   }
@@ -540,6 +546,14 @@ export class ZarrStreamWriter {
     if (this.buffers.filledCount(tsi) === valid) {
       for (const key of await this.buffers.write([tsi], false)) this.pending.objects.add(key);
     }
+  }
+
+  /** Waits for the background time-shard write; its failure surfaces here (next fill, flush or close). */
+  private async settleWrites(): Promise<void> {
+    const inflight = this.inflight;
+    if (inflight === undefined) return;
+    this.inflight = undefined;
+    for (const key of await inflight) this.pending.objects.add(key);
   }
 
   private isCommittedInView(index: number): boolean {
@@ -665,6 +679,7 @@ export class ZarrStreamWriter {
   /** Seed §5.1 flush: PUT every dirty shard of the region and return the token. Single: also commits. */
   async flush(): Promise<CommitToken> {
     this.assertOpen();
+    await this.settleWrites();
     for (const key of await this.buffers.writeAll()) this.pending.objects.add(key);
     const p = this.pending;
     const token: CommitToken = {
