@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { pythonFloatRepr as pyFloatRepr } from "@zarr-stream/spec";
 import fc from "fast-check";
 import { resolvedIndexIdentityHash, slotIndexIdentityHash } from "../src/index.js";
-import { pythonFloatRepr as pyFloatRepr } from "@zarr-stream/spec";
 import { canonicalJson, envelopeJson, pyDumps, TIMESTAMP_KEYS } from "../src/pyjson.js";
 
 const INTEGER_INDEX = {

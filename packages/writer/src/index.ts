@@ -1,3 +1,4 @@
+export type { WriterControlPlaneOptions } from "./control-plane-link.js";
 export {
   type CollectOptions,
   clearRound,
@@ -6,5 +7,4 @@ export {
   mailboxKey,
   postToken,
 } from "./mailbox.js";
-export type { WriterControlPlaneOptions } from "./control-plane-link.js";
 export { type WriterOptions, ZarrStreamWriter } from "./writer.js";
