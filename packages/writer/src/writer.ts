@@ -37,6 +37,7 @@ import {
 import type { Store } from "@zarr-stream/store";
 import { type ArrayPlan, planArrays } from "./array-plan.js";
 import { verifyTokens } from "./commit-check.js";
+import { applyCommit, invalidatedState, truncatedState } from "./committed-state.js";
 import { ControlPlaneLink, type WriterControlPlaneOptions } from "./control-plane-link.js";
 import { checkSuppliedArray } from "./input-checks.js";
 import {
@@ -722,33 +723,11 @@ export class ZarrStreamWriter {
       isStaticPartitioned: (name, regionDims) =>
         isPartitioned(this.schema.statics.find((s) => s.name === name)!.dims, regionDims),
     });
-    const next: CommittedState = structuredClone(state);
-    if (next.entries) {
-      for (const r of verified.records) {
-        const e = next.entries[r.index]!;
-        next.entries[r.index] = { committed: true, t: r.t, generation: e.generation + 1 };
-      }
-    } else if (verified.records.length > 0) {
-      for (const r of verified.records) {
-        const index = Math.floor(r.index / this.shardT);
-        const entry = next.timeShards.find((e) => e.index === index);
-        if (entry) {
-          entry.t_end = r.t;
-          entry.n += 1;
-        } else next.timeShards.push({ index, t_start: r.t, t_end: r.t, n: 1 });
-      }
-      next.nCommitted += verified.records.length;
-      next.lastT = verified.records[verified.records.length - 1]!.t;
+    const next = applyCommit(state, verified, this.shardT);
+    if (next.nCommitted !== state.nCommitted) {
       await this.assertSoleOwner();
       await writeTimeShapes(this.store, this.plans, next.nCommitted);
     }
-    next.staticsCommitted = [...new Set([...next.staticsCommitted, ...verified.statics])].sort();
-    const blobKey = (b: { scope: string; record?: number; writer: number; key: string }) =>
-      `${b.scope}/${b.record}/${b.writer}/${b.key}`;
-    const blobs = new Map(next.blobs.map((b) => [blobKey(b), b]));
-    for (const b of verified.blobs) blobs.set(blobKey(b), b);
-    next.blobs = [...blobs.values()].sort(compareBlobs);
-    next.commitSeq += 1;
     const manifest = await this.writeManifest(next);
     await this.link?.committed({
       commitSeq: next.commitSeq,
@@ -812,15 +791,11 @@ export class ZarrStreamWriter {
       if (!Number.isInteger(i) || i < 0 || i >= entries.length)
         throw new SchemaError(`invalidate: index ${i} is not in [0, ${entries.length})`, "/indices");
     }
-    const drop = new Set(indices);
-    const next = structuredClone(this.committed);
-    for (const i of drop) next.entries![i]!.committed = false;
-    next.blobs = next.blobs.filter((b) => !(b.scope === "record" && drop.has(b.record!)));
-    next.commitSeq += 1;
+    const next = invalidatedState(this.committed, indices);
     await this.writeManifest(next);
     await this.link?.invalidated(
       next.commitSeq,
-      [...drop].sort((a, b) => a - b),
+      [...new Set(indices)].sort((a, b) => a - b),
     );
   }
 
@@ -908,21 +883,7 @@ export class ZarrStreamWriter {
     const timePlan = this.plans.find((p) => p.kind === "time")!;
     if (this.isOwner) {
       if (keep < n) {
-        const next = structuredClone(this.committed);
-        next.nCommitted = keep;
-        next.timeShards = [];
-        for (let start = 0; start < keep; start += this.shardT) {
-          const end = Math.min(start + this.shardT, keep);
-          next.timeShards.push({
-            index: start / this.shardT,
-            t_start: times![start]!,
-            t_end: times![end - 1]!,
-            n: end - start,
-          });
-        }
-        next.lastT = keep > 0 ? times![keep - 1]! : null;
-        next.blobs = next.blobs.filter((b) => b.scope !== "record" || b.record! < keep);
-        if (this.manifestVersion === 2) next.commitSeq += 1;
+        const next = truncatedState(this.committed, keep, times!, this.shardT, this.manifestVersion === 2);
         await this.assertSoleOwner();
         await writeTimeShapes(this.store, this.plans, keep);
         await this.writeManifest(next);
@@ -932,7 +893,7 @@ export class ZarrStreamWriter {
         if (layout.shape[0] !== keep) await writeTimeShapes(this.store, this.plans, keep);
       }
     } else if (keep < n) {
-      this.committed = { ...this.committed, nCommitted: keep, lastT: keep > 0 ? times![keep - 1]! : null };
+      this.committed = truncatedState(this.committed, keep, times!, this.shardT, false);
     }
     this.nextIndex = keep;
     this.lastT = keep > 0 ? (times ? times[keep - 1]! : this.committed.lastT) : null;

@@ -39,6 +39,14 @@ export interface DemoSummary {
   verify_ok: boolean;
 }
 
+/**
+ * Workers inherit the parent's execArgv; flags that only make sense for the main script (a string program
+ * run with --eval and --input-type) make every worker fail at start, so they are left out.
+ */
+function workerExecArgv(): string[] {
+  return process.execArgv.filter((a) => !a.startsWith("--input-type") && a !== "--eval" && a !== "-e");
+}
+
 /** A fresh directory for the store: the one asked for (absent or empty), else a new temp directory. */
 async function storeDir(out: string | undefined): Promise<string> {
   if (out === undefined) return join(await mkdtemp(join(tmpdir(), "zstream-demo-")), "demo.zarr");
@@ -103,7 +111,7 @@ function runWriters(
         writer,
         ...(writer === 0 ? { schema } : {}),
       };
-      const w = new Worker(workerUrl, { workerData: job, stderr: true });
+      const w = new Worker(workerUrl, { workerData: job, stderr: true, execArgv: workerExecArgv() });
       workers[writer] = w;
       forwardStderr(w);
       w.on("error", (e) => fail(e));

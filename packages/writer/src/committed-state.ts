@@ -1,0 +1,71 @@
+import type { VerifiedCommit } from "./commit-check.js";
+import { type CommittedState, compareBlobs } from "./manifest-doc.js";
+
+/**
+ * The owner's committed state after one verified commit (seed §5.3): records become committed (append:
+ * the count grows and the time shard entries follow; indexed: per-record generation), statics and blobs
+ * join the committed sets, commit_seq increments. Pure: the caller writes it out as the manifest.
+ */
+export function applyCommit(state: CommittedState, verified: VerifiedCommit, shardT: number): CommittedState {
+  const next = structuredClone(state);
+  if (next.entries) {
+    for (const r of verified.records) {
+      next.entries[r.index] = { committed: true, t: r.t, generation: next.entries[r.index]!.generation + 1 };
+    }
+  } else if (verified.records.length > 0) {
+    for (const r of verified.records) {
+      const index = Math.floor(r.index / shardT);
+      const entry = next.timeShards.find((e) => e.index === index);
+      if (entry) {
+        entry.t_end = r.t;
+        entry.n += 1;
+      } else next.timeShards.push({ index, t_start: r.t, t_end: r.t, n: 1 });
+    }
+    next.nCommitted += verified.records.length;
+    next.lastT = verified.records[verified.records.length - 1]!.t;
+  }
+  next.staticsCommitted = [...new Set([...next.staticsCommitted, ...verified.statics])].sort();
+  const blobKey = (b: { scope: string; record?: number; writer: number; key: string }) =>
+    `${b.scope}/${b.record}/${b.writer}/${b.key}`;
+  const blobs = new Map(next.blobs.map((b) => [blobKey(b), b]));
+  for (const b of verified.blobs) blobs.set(blobKey(b), b);
+  next.blobs = [...blobs.values()].sort(compareBlobs);
+  next.commitSeq += 1;
+  return next;
+}
+
+/** Seed §7 append resume: the first `keep` records stay committed; `times` are the committed t values. */
+export function truncatedState(
+  state: CommittedState,
+  keep: number,
+  times: Float64Array,
+  shardT: number,
+  bumpCommitSeq: boolean,
+): CommittedState {
+  const next = structuredClone(state);
+  next.nCommitted = keep;
+  next.timeShards = [];
+  for (let start = 0; start < keep; start += shardT) {
+    const end = Math.min(start + shardT, keep);
+    next.timeShards.push({
+      index: start / shardT,
+      t_start: times[start]!,
+      t_end: times[end - 1]!,
+      n: end - start,
+    });
+  }
+  next.lastT = keep > 0 ? times[keep - 1]! : null;
+  next.blobs = next.blobs.filter((b) => b.scope !== "record" || b.record! < keep);
+  if (bumpCommitSeq) next.commitSeq += 1;
+  return next;
+}
+
+/** Seed §6.2 invalidate: the records, and their record-scope blobs, become uncommitted. */
+export function invalidatedState(state: CommittedState, indices: number[]): CommittedState {
+  const drop = new Set(indices);
+  const next = structuredClone(state);
+  for (const i of drop) next.entries![i]!.committed = false;
+  next.blobs = next.blobs.filter((b) => !(b.scope === "record" && drop.has(b.record!)));
+  next.commitSeq += 1;
+  return next;
+}
