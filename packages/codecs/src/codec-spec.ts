@@ -1,4 +1,4 @@
-import { type DType, type Profile, SchemaError } from "@zarr-stream/spec";
+import { type DType, itemSize, type Profile, SchemaError } from "@zarr-stream/spec";
 
 /** Parameters of one bytes→bytes codec in the inner chunk pipeline (reference facts: blosc or plain zstd). */
 export type CodecSpec =
@@ -8,21 +8,11 @@ export type CodecSpec =
 /** c-blosc 1.x keeps sizes in signed 32-bit header fields (BLOSC_MAX_BUFFERSIZE = INT_MAX - 16). */
 export const MAX_CHUNK_BYTES = 2 ** 31 - 1 - 16;
 
-const ITEMSIZE: Record<DType, number> = {
-  float64: 8,
-  float32: 4,
-  int32: 4,
-  int64: 8,
-  uint8: 1,
-  uint32: 4,
-  uint64: 8,
-};
-
 const BLOSC_LEVEL: Partial<Record<Profile, number>> = { diagnostic: 5, checkpoint: 7 };
 
 /** Seed "Profiles": diagnostic = Blosc zstd 5 + byte shuffle, checkpoint = clevel 7, wasm = plain zstd 5. */
 export function profileCodec(profile: Profile, dtype: DType): CodecSpec {
-  const typesize = Object.hasOwn(ITEMSIZE, dtype) ? ITEMSIZE[dtype] : undefined;
+  const typesize = itemSize(dtype as string);
   if (typesize === undefined) throw new SchemaError(`unknown dtype ${JSON.stringify(dtype)}`, "/dtype");
   if (profile === "wasm") return { kind: "zstd", level: 5, checksum: false };
   const clevel = Object.hasOwn(BLOSC_LEVEL, profile) ? BLOSC_LEVEL[profile] : undefined;

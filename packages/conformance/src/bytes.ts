@@ -1,20 +1,6 @@
-import type { DType, TypedArray } from "@zarr-stream/spec";
+import { type DType, itemSize, type TypedArray } from "@zarr-stream/spec";
 
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
-
-const ITEM_SIZE: Record<DType, number> = {
-  float64: 8,
-  float32: 4,
-  int32: 4,
-  int64: 8,
-  uint8: 1,
-  uint32: 4,
-  uint64: 8,
-};
-
-export function itemSize(dtype: DType): number {
-  return ITEM_SIZE[dtype];
-}
 
 /** The array's elements as little-endian bytes, whatever the host's byte order (dumps are compared bitwise). */
 export function littleEndianBytes(data: TypedArray): Uint8Array {

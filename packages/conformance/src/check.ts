@@ -1,5 +1,5 @@
-import type { ConformanceDump, DumpArray, ExpectedBlob } from "@zarr-stream/spec";
-import { elementText, fromBase64, itemSize } from "./bytes.js";
+import { type ConformanceDump, type DumpArray, type ExpectedBlob, itemSize } from "@zarr-stream/spec";
+import { elementText, fromBase64 } from "./bytes.js";
 import { compareDumpBlobs } from "./oracle.js";
 
 function floatBits(x: number): string {

@@ -7,6 +7,7 @@ export {
   validateRegion,
   validateRole,
 } from "./documents.js";
+export { itemSize } from "./dtype.js";
 export * from "./errors.js";
 export { type FingerprintDocument, fingerprintDocument, schemaFingerprint } from "./fingerprint.js";
 export { formatFloat, pythonFloatRepr } from "./float.js";
