@@ -21,6 +21,11 @@ import numpy as np
 MB = 1e6
 
 
+def cpu_s():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
 def peak_rss_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux reports KiB
 
@@ -99,6 +104,7 @@ def run_zarr(wl, path, zarrs):
     pool = make_pool(wl)
     base_rss = current_rss_mb()
     lat, lon, st = wl["lat"], wl["lon"], wl["shard"][0]
+    cpu0 = cpu_s()
     t0 = time.perf_counter()
     root = zarr.open_group(zarr.storage.LocalStore(path), mode="w")
     arrays = []
@@ -126,6 +132,7 @@ def run_zarr(wl, path, zarrs):
         for k, arr in enumerate(arrays):
             arr.append(blocks[k][:m], axis=0)
     write_s = time.perf_counter() - t0
+    write_cpu = cpu_s() - cpu0
     write_peak = peak_rss_mb()
     del blocks
 
@@ -144,7 +151,7 @@ def run_zarr(wl, path, zarrs):
                 total += a[r0 : min(n, r0 + st)].nbytes
         return total
 
-    return finish(wl, write_s, base_rss, write_peak, read_record, read_all, pool)
+    return finish(wl, write_s, write_cpu, base_rss, write_peak, read_record, read_all, pool)
 
 
 # ---------------------------------------------------------------------------------------------- tensorstore
@@ -207,6 +214,7 @@ def run_tensorstore(wl, path):
     base_rss = current_rss_mb()
     lat, lon, st = wl["lat"], wl["lon"], wl["shard"][0]
     n = wl["records"]
+    cpu0 = cpu_s()
     t0 = time.perf_counter()
     os.makedirs(path, exist_ok=True)
     arrays = [ts.open(ts_spec(wl, v, path, True)).result() for v in wl["vars"]]
@@ -224,6 +232,7 @@ def run_tensorstore(wl, path):
             f.result()
         txn.commit_sync()
     write_s = time.perf_counter() - t0
+    write_cpu = cpu_s() - cpu0
     write_peak = peak_rss_mb()
     del blocks
 
@@ -242,13 +251,13 @@ def run_tensorstore(wl, path):
                 total += a[r0 : min(n, r0 + st)].read().result().nbytes
         return total
 
-    return finish(wl, write_s, base_rss, write_peak, read_record, read_all, pool)
+    return finish(wl, write_s, write_cpu, base_rss, write_peak, read_record, read_all, pool)
 
 
 # ---------------------------------------------------------------------------------------------- common
 
 
-def finish(wl, write_s, base_rss, write_peak, read_record, read_all, pool):
+def finish(wl, write_s, write_cpu, base_rss, write_peak, read_record, read_all, pool):
     nbytes = total_bytes(wl)
     # Validate the record we read against the generator, so a contender cannot win by writing nothing.
     got = read_record()
@@ -271,6 +280,7 @@ def finish(wl, write_s, base_rss, write_peak, read_record, read_all, pool):
     return {
         "write_s": write_s,
         "write_MBps": nbytes / MB / write_s,
+        "write_cpu_s": write_cpu,
         "read_record_ms": warm,
         "read_record_cold_ms": cold,
         "read_all_MBps": nbytes / MB / all_s,
@@ -320,9 +330,11 @@ def run_limit(wl):
     out = {}
     workers = os.cpu_count() or 1
     t = time.perf_counter()
+    cpu0 = cpu_s()
     for c, b in jobs:
         c.encode(b)
     out["compress_MBps_1core"] = nbytes / MB / (time.perf_counter() - t)
+    out["compress_cpu_s"] = cpu_s() - cpu0
     # All cores: one forked process per core, each compressing its stripe of the same chunk list, so no
     # GIL or shared state limits the figure.
     t = time.perf_counter()

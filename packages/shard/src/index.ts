@@ -12,6 +12,7 @@ export { readShardRegion } from "./ranged-read.js";
 export {
   decodeShard,
   encodeShard,
+  encodeShardChunks,
   parseShardIndex,
   type ShardIndex,
   shardIndexByteLength,

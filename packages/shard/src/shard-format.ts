@@ -167,19 +167,81 @@ export async function encodeShard(
   validateLayout(layout);
   checkShardIndex(layout, shardIndex, "encodeShard");
   checkShardBuffer(layout, data, "encodeShard", "/data");
-
   const chunks = innerChunks(layout, shardIndex);
+  return assembleShard(
+    layout,
+    chunks,
+    chunks.map((c) => (c.valid.some((v) => v === 0) ? undefined : extractChunk(layout, data, c.origin))),
+  );
+}
+
+/**
+ * Encodes one shard object from its inner chunks, already apart: `chunks[i]` is inner chunk i (C order
+ * over the shard's chunk grid) in its own C order, so nothing is copied before compression. Same output
+ * as encodeShard of the assembled buffer. The chunks must not change until the promise settles.
+ */
+export async function encodeShardChunks(
+  layout: ArrayLayout,
+  shardIndex: number[],
+  chunks: readonly TypedArray[],
+): Promise<Uint8Array> {
+  validateLayout(layout);
+  checkShardIndex(layout, shardIndex, "encodeShardChunks");
+  const inner = innerChunks(layout, shardIndex);
+  if (!Array.isArray(chunks) || chunks.length !== inner.length) {
+    throw new SchemaError(
+      `encodeShardChunks: a shard of chunk grid [${chunksPerShard(layout)}] takes ${inner.length} chunks, got ${Array.isArray(chunks) ? chunks.length : typeof chunks}`,
+      "/chunks",
+      "encodeShardChunks",
+    );
+  }
+  const size = product(layout.chunkShape);
+  chunks.forEach((c, i) => {
+    if (!matchesDType(c, layout.dtype) || c.length !== size) {
+      throw new SchemaError(
+        `encodeShardChunks: chunk ${i} must be a ${layout.dtype} typed array of ${size} elements (chunk [${layout.chunkShape}]), got ${c?.constructor?.name}(${c?.length})`,
+        `/chunks/${i}`,
+        "encodeShardChunks",
+      );
+    }
+  });
+  return assembleShard(
+    layout,
+    inner,
+    inner.map((c, i) => (c.valid.some((v) => v === 0) ? undefined : chunks[i])),
+  );
+}
+
+/** Compresses the given chunks (undefined: past the array's edge) and lays out bodies and index. */
+async function assembleShard(
+  layout: ArrayLayout,
+  chunks: InnerChunk[],
+  data: (TypedArray | undefined)[],
+): Promise<Uint8Array> {
   const bodies = await Promise.all(
-    chunks.map((c) => {
-      if (c.valid.some((v) => v === 0)) return undefined;
-      const chunk = extractChunk(layout, data, c.origin);
-      if (validPartIsZero(layout, chunk, c.valid)) return undefined;
+    chunks.map((c, i) => {
+      const chunk = data[i];
+      if (chunk === undefined || validPartIsZero(layout, chunk, c.valid)) return undefined;
       return encode(layout.codec, bytesOf(chunk));
     }),
   );
+  return assembleShardBodies(layout, bodies);
+}
 
+/** Lays out compressed inner chunk bodies (`bodies[i]` for chunk i; undefined = missing) and the index. */
+async function assembleShardBodies(
+  layout: ArrayLayout,
+  bodies: readonly (Uint8Array | undefined)[],
+): Promise<Uint8Array> {
   const indexLen = shardIndexByteLength(layout);
-  const n = chunks.length;
+  const n = (indexLen - 4) / 16;
+  if (bodies.length !== n) {
+    throw new SchemaError(
+      `assembleShardBodies: a shard of chunk grid [${chunksPerShard(layout)}] has ${n} chunks, got ${bodies.length} bodies`,
+      "/bodies",
+      "assembleShardBodies",
+    );
+  }
   let bodyBytes = 0;
   for (const b of bodies) bodyBytes += b?.byteLength ?? 0;
   const out = new Uint8Array(bodyBytes + indexLen);

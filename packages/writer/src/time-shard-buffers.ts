@@ -3,7 +3,7 @@ import {
   allocTyped,
   copyStrided,
   decodeShard,
-  encodeShard,
+  encodeShardChunks,
   shardKey,
 } from "@zarr-stream/shard";
 import type { TypedArray } from "@zarr-stream/spec";
@@ -11,12 +11,30 @@ import type { Store } from "@zarr-stream/store";
 import type { ArrayPlan } from "./array-plan.js";
 import { runLimited } from "./limit.js";
 
-/** One shard object this writer owns within one time shard, held whole in memory (seed §5.4). */
+/**
+ * Where one inner chunk of a shard takes its part of a record: the chunk's first time position within
+ * the shard, and the box (non-time extents; time extent 1) it copies from the record array.
+ */
+interface ChunkSlot {
+  chunk: number;
+  timeOrigin: number;
+  srcStart: number[];
+  dstStart: number[];
+  count: number[];
+}
+
+/**
+ * One shard object this writer owns within one time shard, held whole in memory (seed §5.4) in
+ * chunk-major order: inner chunk i (C order over the shard's chunk grid) is `chunks[i]`, contiguous in its
+ * own C order. Records are copied straight into the chunks, so encoding compresses views, never copies.
+ */
 interface ShardBuffer {
   plan: ArrayPlan;
   /** Full shard index, time axis included. */
   idx: number[];
   data: TypedArray;
+  chunks: TypedArray[];
+  slots: ChunkSlot[];
   dirty: boolean;
 }
 
@@ -28,14 +46,53 @@ interface OpenTimeShard {
 
 const product = (xs: number[]) => xs.reduce((p, n) => p * n, 1);
 
+/** The chunk slots of one owned shard: every inner chunk with an in-shape part, and its box in a record. */
+function chunkSlots(plan: ArrayPlan, idx: number[]): ChunkSlot[] {
+  const { shardShape, chunkShape, shape } = plan.layout;
+  const grid = shardShape.map((s, d) => s / chunkShape[d]!);
+  const slots: ChunkSlot[] = [];
+  const n = product(grid);
+  for (let chunk = 0; chunk < n; chunk++) {
+    // C-order chunk grid position of `chunk`.
+    const pos: number[] = new Array(grid.length);
+    let rest = chunk;
+    for (let d = grid.length - 1; d >= 0; d--) {
+      pos[d] = rest % grid[d]!;
+      rest = Math.floor(rest / grid[d]!);
+    }
+    const srcStart: number[] = [];
+    const count: number[] = [];
+    let empty = false;
+    plan.dims.forEach((_, d) => {
+      if (d === plan.timeAxis) {
+        srcStart.push(0);
+        count.push(1);
+        return;
+      }
+      const lo = idx[d]! * shardShape[d]! + pos[d]! * chunkShape[d]!;
+      const hi = Math.min(lo + chunkShape[d]!, shape[d]!);
+      if (hi <= lo) empty = true;
+      srcStart.push(lo - plan.suppliedStart[d]!);
+      count.push(Math.max(hi - lo, 0));
+    });
+    if (empty) continue;
+    const timeOrigin = plan.timeAxis < 0 ? 0 : pos[plan.timeAxis]! * chunkShape[plan.timeAxis]!;
+    slots.push({ chunk, timeOrigin, srcStart, dstStart: plan.dims.map(() => 0), count });
+  }
+  return slots;
+}
+
 /**
  * The open time shards of one writer: record arrays are copied into whole-shard buffers, and shards are
  * encoded and PUT whole (padded with fill while the time shard is partial). Copying a record-shaped
- * array into a shard is one strided box copy per owned shard, with the record seen as a time slab of
- * extent 1 wherever the time axis sits.
+ * array into a shard is one strided box copy per inner chunk, with the record seen as a time slab of
+ * extent 1 wherever the time axis sits. Buffers of written time shards are kept for the next one, so a
+ * long append allocates (and page-faults) its buffers once.
  */
 export class TimeShardBuffers {
   private readonly open = new Map<number, OpenTimeShard>();
+  /** Released buffers by shard key (time index 0), reused zeroed by the next time shard: one time shard's worth. */
+  private readonly spare = new Map<string, ShardBuffer>();
 
   constructor(
     private readonly store: Store,
@@ -70,17 +127,33 @@ export class TimeShardBuffers {
       for (const owned of plan.ownedShards) {
         const idx = [...owned];
         idx[plan.timeAxis] = tsi;
-        buffers.push({
-          plan,
-          idx,
-          data: allocTyped(plan.dtype, product(plan.layout.shardShape)),
-          dirty: false,
-        });
+        const spareKey = shardKey(plan.name, owned);
+        const reused = this.spare.get(spareKey);
+        if (reused !== undefined) {
+          this.spare.delete(spareKey);
+          new Uint8Array(reused.data.buffer, reused.data.byteOffset, reused.data.byteLength).fill(0);
+          buffers.push({ ...reused, idx, dirty: false });
+          continue;
+        }
+        const data = allocTyped(plan.dtype, product(plan.layout.shardShape));
+        const size = product(plan.layout.chunkShape);
+        const chunks = Array.from({ length: data.length / size }, (_, i) =>
+          data.subarray(i * size, (i + 1) * size),
+        );
+        buffers.push({ plan, idx, data, chunks, slots: chunkSlots(plan, owned), dirty: false });
       }
     }
     const shard = { buffers, filled: new Set<number>() };
     this.open.set(tsi, shard);
     return shard;
+  }
+
+  private release(shard: OpenTimeShard): void {
+    for (const b of shard.buffers) {
+      const owned = [...b.idx];
+      owned[b.plan.timeAxis] = 0;
+      this.spare.set(shardKey(b.plan.name, owned), b);
+    }
   }
 
   /**
@@ -94,7 +167,21 @@ export class TimeShardBuffers {
       shard.buffers.map((b) => async () => {
         const key = shardKey(b.plan.name, b.idx);
         const bytes = await this.store.get(key);
-        if (bytes !== undefined) await decodeShard(this.layoutAt(b.plan, tsi), bytes, key, b.data);
+        if (bytes === undefined) return;
+        const layout = this.layoutAt(b.plan, tsi);
+        const whole = await decodeShard(layout, bytes, key);
+        const { chunkShape, shardShape } = layout;
+        const zeros = chunkShape.map(() => 0);
+        const grid = shardShape.map((s, d) => s / chunkShape[d]!);
+        b.chunks.forEach((chunk, i) => {
+          const origin: number[] = new Array(grid.length);
+          let rest = i;
+          for (let d = grid.length - 1; d >= 0; d--) {
+            origin[d] = (rest % grid[d]!) * chunkShape[d]!;
+            rest = Math.floor(rest / grid[d]!);
+          }
+          copyStrided(whole, shardShape, origin, chunk, chunkShape, zeros, chunkShape);
+        });
       }),
     );
     for (let pos = 0; pos < this.shardT; pos++) {
@@ -103,20 +190,28 @@ export class TimeShardBuffers {
     }
   }
 
+  /** Slots whose chunk holds time position `pos` of the shard, with dstStart aimed at it. */
+  private slotsAt(b: ShardBuffer, pos: number): ChunkSlot[] {
+    const { timeAxis } = b.plan;
+    if (timeAxis < 0) return b.slots;
+    const chunkT = b.plan.layout.chunkShape[timeAxis]!;
+    const out: ChunkSlot[] = [];
+    for (const slot of b.slots) {
+      if (pos < slot.timeOrigin || pos >= slot.timeOrigin + chunkT) continue;
+      slot.dstStart[timeAxis] = pos - slot.timeOrigin;
+      out.push(slot);
+    }
+    return out;
+  }
+
   private zeroPosition(b: ShardBuffer, pos: number): void {
-    const shape = b.plan.layout.shardShape;
-    const count = shape.map((n, d) => (d === b.plan.timeAxis ? 1 : n));
+    const { chunkShape } = b.plan.layout;
+    const count = chunkShape.map((n, d) => (d === b.plan.timeAxis ? 1 : n));
     const zeros = allocTyped(b.plan.dtype, product(count));
-    const dstStart = shape.map((_, d) => (d === b.plan.timeAxis ? pos : 0));
-    copyStrided(
-      zeros,
-      count,
-      count.map(() => 0),
-      b.data,
-      shape,
-      dstStart,
-      count,
-    );
+    const from = count.map(() => 0);
+    for (const slot of this.slotsAt(b, pos)) {
+      copyStrided(zeros, count, from, b.chunks[slot.chunk]!, chunkShape, slot.dstStart, count);
+    }
   }
 
   /** Copies record `index`'s arrays (by array name) into the buffers of its time shard. */
@@ -127,26 +222,18 @@ export class TimeShardBuffers {
     for (const b of shard.buffers) {
       const src = arrays.get(b.plan.name);
       if (src === undefined) continue;
-      const { plan } = b;
-      const srcShape = plan.suppliedFullShape;
-      const srcStart: number[] = [];
-      const dstStart: number[] = [];
-      const count: number[] = [];
-      plan.dims.forEach((_, d) => {
-        if (d === plan.timeAxis) {
-          srcStart.push(0);
-          dstStart.push(pos);
-          count.push(1);
-          return;
-        }
-        const s = plan.layout.shardShape[d]!;
-        const lo = b.idx[d]! * s;
-        const hi = Math.min(lo + s, plan.layout.shape[d]!);
-        srcStart.push(lo - plan.suppliedStart[d]!);
-        dstStart.push(0);
-        count.push(hi - lo);
-      });
-      copyStrided(src, srcShape, srcStart, b.data, plan.layout.shardShape, dstStart, count);
+      const { suppliedFullShape } = b.plan;
+      const { chunkShape } = b.plan.layout;
+      for (const slot of this.slotsAt(b, pos))
+        copyStrided(
+          src,
+          suppliedFullShape,
+          slot.srcStart,
+          b.chunks[slot.chunk]!,
+          chunkShape,
+          slot.dstStart,
+          slot.count,
+        );
       b.dirty = true;
     }
     shard.filled.add(pos);
@@ -164,13 +251,20 @@ export class TimeShardBuffers {
     await runLimited(
       dirty.map(({ b, tsi }) => async () => {
         const key = shardKey(b.plan.name, b.idx);
-        const bytes = await encodeShard(this.layoutAt(b.plan, tsi), b.idx, b.data);
+        const bytes = await encodeShardChunks(this.layoutAt(b.plan, tsi), b.idx, b.chunks);
         await this.store.put(key, bytes);
         b.dirty = false;
         keys.push(key);
       }),
     );
-    if (drop) for (const tsi of tsis) this.open.delete(tsi);
+    if (drop) {
+      for (const tsi of tsis) {
+        const shard = this.open.get(tsi);
+        if (shard === undefined) continue;
+        this.open.delete(tsi);
+        this.release(shard);
+      }
+    }
     return keys;
   }
 

@@ -1,0 +1,101 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { profileCodec } from "@zarr-stream/codecs";
+import { SchemaError, type TypedArray } from "@zarr-stream/spec";
+import fc from "fast-check";
+import { allocTyped, copyStrided, encodeShard, encodeShardChunks } from "../src/index.js";
+import { layoutOf, product, randomBytes } from "./helpers.js";
+
+/** Splits a C-order shard buffer into its inner chunks, each in its own C order (C order over the grid). */
+function splitChunks(data: TypedArray, shardShape: number[], chunkShape: number[]): TypedArray[] {
+  const grid = shardShape.map((s, d) => s / chunkShape[d]!);
+  const out: TypedArray[] = [];
+  for (let i = 0; i < product(grid); i++) {
+    const origin: number[] = new Array(grid.length);
+    let rest = i;
+    for (let d = grid.length - 1; d >= 0; d--) {
+      origin[d] = (rest % grid[d]!) * chunkShape[d]!;
+      rest = Math.floor(rest / grid[d]!);
+    }
+    const chunk = allocTyped("float32", product(chunkShape));
+    copyStrided(
+      data,
+      shardShape,
+      origin,
+      chunk,
+      chunkShape,
+      origin.map(() => 0),
+      chunkShape,
+    );
+    out.push(chunk);
+  }
+  return out;
+}
+
+test("encodeShardChunks writes the same bytes as encodeShard of the assembled shard (edges, zero chunks)", async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(
+        fc.record({
+          chunk: fc.integer({ min: 1, max: 3 }),
+          per: fc.integer({ min: 1, max: 3 }),
+          cut: fc.nat(5),
+        }),
+        {
+          minLength: 1,
+          maxLength: 3,
+        },
+      ),
+      fc.integer({ min: 1, max: 2 ** 30 }),
+      fc.boolean(),
+      async (dims, seed, zeroFirst) => {
+        const chunkShape = dims.map((d) => d.chunk);
+        const shardShape = dims.map((d) => d.chunk * d.per);
+        // The array ends inside its first shard on some dims, so edge chunks are partial or wholly outside.
+        const shape = shardShape.map((s, i) => Math.max(1, s - dims[i]!.cut));
+        const layout = layoutOf({
+          shape,
+          shardShape,
+          chunkShape,
+          dtype: "float32",
+          codec: profileCodec("diagnostic", "float32"),
+        });
+        const n = product(shardShape);
+        const data = new Float32Array(randomBytes(4 * n, seed).buffer);
+        if (zeroFirst) data.fill(0, 0, product(chunkShape));
+        const idx = shape.map(() => 0);
+        const whole = await encodeShard(layout, idx, data);
+        const parts = await encodeShardChunks(layout, idx, splitChunks(data, shardShape, chunkShape));
+        assert.deepEqual(parts, whole);
+      },
+    ),
+    { numRuns: 40 },
+  );
+});
+
+test("encodeShardChunks refuses a wrong chunk count, dtype or length with a SchemaError naming the chunk", async () => {
+  const layout = layoutOf({
+    shape: [4, 4],
+    shardShape: [4, 4],
+    chunkShape: [2, 2],
+    dtype: "float32",
+    codec: profileCodec("diagnostic", "float32"),
+  });
+  const ok = () => Array.from({ length: 4 }, () => new Float32Array(4));
+  await assert.rejects(
+    encodeShardChunks(layout, [0, 0], ok().slice(1)),
+    (e: unknown) => e instanceof SchemaError && e.pointer === "/chunks",
+  );
+  const wrongType = ok() as TypedArray[];
+  wrongType[2] = new Float64Array(4);
+  await assert.rejects(
+    encodeShardChunks(layout, [0, 0], wrongType),
+    (e: unknown) => e instanceof SchemaError && e.pointer === "/chunks/2",
+  );
+  const wrongLength = ok();
+  wrongLength[3] = new Float32Array(5);
+  await assert.rejects(
+    encodeShardChunks(layout, [0, 0], wrongLength),
+    (e: unknown) => e instanceof SchemaError && e.pointer === "/chunks/3",
+  );
+});

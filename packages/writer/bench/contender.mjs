@@ -1,0 +1,227 @@
+#!/usr/bin/env node
+// One zarr-stream contender run in its own process (so maxRSS is its own).
+// Usage: contender.mjs <mode: single|regions4|procs4-owner|procs4-contributor> <workload.json> <store-dir> [id]
+// Prints one JSON result line on stdout (procs4-*: see multiProcess below). ZSTREAM_CODECS picks the backend.
+import { execFileSync } from "node:child_process";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createInterface } from "node:readline";
+import { codecBackend } from "@zarr-stream/codecs";
+import { readArrayLayout, readArrayRegion, readRecord } from "@zarr-stream/reader";
+import { FsStore } from "@zarr-stream/store";
+import { ZarrStreamWriter } from "@zarr-stream/writer";
+import { itemSize, makePool, streamSchema, totalBytes } from "./workload.mjs";
+
+const MB = 1e6;
+const maxRssMB = () => process.resourceUsage().maxRSS / 1024;
+const rssMB = () => process.memoryUsage().rss / 2 ** 20;
+
+/** The lat band [a, b) of each of n writers, shard-aligned (n must divide the shard rows). */
+function bands(wl, n) {
+  const rows = wl.lat / wl.shard[1];
+  if (rows % n !== 0) throw new Error(`${n} writers cannot split ${rows} shard rows evenly`);
+  const per = (rows / n) * wl.shard[1];
+  return Array.from({ length: n }, (_, i) => [i * per, (i + 1) * per]);
+}
+
+/** Record arrays of writer band [a, b): row-major, so a lat band is a contiguous subarray. */
+function recordFor(wl, pool, r, band) {
+  const out = {};
+  wl.vars.forEach((v, k) => {
+    const f = pool[k][r % wl.pool];
+    out[v.name] = band ? f.subarray(band[0] * wl.lon, band[1] * wl.lon) : f;
+  });
+  return out;
+}
+
+async function writeSingle(wl, pool, store) {
+  const w = await ZarrStreamWriter.create(store, streamSchema(wl), { kind: "single" });
+  for (let r = 0; r < wl.records; r++) {
+    await w.writeRecord(3600 * r, recordFor(wl, pool, r));
+    if ((r + 1) % wl.commit_every === 0) await w.flush();
+  }
+  await w.close();
+}
+
+/** Owner plus three contributors in one process, each writing its lat band; the owner commits every round. */
+async function writeRegions(wl, pool, store, n) {
+  const b = bands(wl, n);
+  const schema = streamSchema(wl);
+  const writers = [
+    await ZarrStreamWriter.create(store, schema, { kind: "owner", nWriters: n }, { lat: b[0] }),
+  ];
+  for (let i = 1; i < n; i++)
+    writers.push(await ZarrStreamWriter.join(store, { kind: "contributor", id: i }, { lat: b[i] }));
+  for (let r = 0; r < wl.records; r++) {
+    await Promise.all(writers.map((w, i) => w.writeRecord(3600 * r, recordFor(wl, pool, r, b[i]))));
+    if ((r + 1) % wl.commit_every === 0 || r + 1 === wl.records) {
+      const tokens = await Promise.all(writers.map((w) => w.flush()));
+      await writers[0].commit(tokens);
+    }
+  }
+  // The owner's close commits once more and needs every writer's (now empty) token.
+  const last = await Promise.all(writers.slice(1).map((w) => w.flush()));
+  for (const w of writers.slice(1)) await w.close();
+  await writers[0].close(last);
+}
+
+function dropCaches() {
+  try {
+    execFileSync("sync");
+    writeFileSync("/proc/sys/vm/drop_caches", "3\n");
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function sameBytes(a, b) {
+  const x = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+  const y = new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+  return x.length === y.length && x.every((v, i) => v === y[i]);
+}
+
+/** Reads back: one record's region (checked against the generator), cold and warm, then everything. */
+async function readBack(wl, pool, dir) {
+  const [[a, b], [c, d]] = wl.read_region;
+  const readOne = async () => {
+    const store = new FsStore(dir);
+    return Promise.all(
+      wl.vars.map((v) => readRecord(store, v.name, wl.read_record, { lat: [a, b], lon: [c, d] })),
+    );
+  };
+  const got = await readOne();
+  wl.vars.forEach((v, k) => {
+    const f = pool[k][wl.read_record % wl.pool];
+    const want = new f.constructor((b - a) * (d - c));
+    for (let i = a; i < b; i++) want.set(f.subarray(i * wl.lon + c, i * wl.lon + d), (i - a) * (d - c));
+    if (!sameBytes(got[k].data, want))
+      throw new Error(`read-back of ${v.name} differs from what was written`);
+  });
+  let cold = null;
+  if (wl.cold && dropCaches()) {
+    const t = performance.now();
+    await readOne();
+    cold = performance.now() - t;
+  }
+  let warm = Number.POSITIVE_INFINITY;
+  for (let i = 0; i < wl.warm_reps; i++) {
+    const t = performance.now();
+    await readOne();
+    warm = Math.min(warm, performance.now() - t);
+  }
+  const t = performance.now();
+  const store = new FsStore(dir);
+  let bytes = 0;
+  for (const v of wl.vars) {
+    const layout = await readArrayLayout(store, v.name);
+    for (let r0 = 0; r0 < wl.records; r0 += wl.shard[0]) {
+      const r1 = Math.min(wl.records, r0 + wl.shard[0]);
+      const box = await readArrayRegion(store, v.name, layout, [
+        [r0, r1],
+        [0, wl.lat],
+        [0, wl.lon],
+      ]);
+      bytes += box.byteLength;
+    }
+  }
+  const allS = (performance.now() - t) / 1000;
+  if (bytes !== totalBytes(wl))
+    throw new Error(`read all returned ${bytes} bytes, expected ${totalBytes(wl)}`);
+  return { read_record_ms: warm, read_record_cold_ms: cold, read_all_MBps: bytes / MB / allS };
+}
+
+function storeBytes(dir) {
+  return Number(execFileSync("du", ["-sb", dir]).toString().split("\t")[0]);
+}
+
+/**
+ * 4 OS processes. Each generates its records and opens the store (the owner creates it first), prints
+ * "ready" and waits for "go" on stdin, so the clock starts with every writer set up. Contributors print
+ * one token per line; the harness pipes those lines to the owner's stdin, and the owner commits each
+ * round once it holds its own token and the round's others. The owner reports the elapsed time.
+ */
+async function multiProcess(role, wl, pool, dir, id, n) {
+  const store = new FsStore(dir);
+  const b = bands(wl, n);
+  const queue = [];
+  let wake;
+  createInterface({ input: process.stdin }).on("line", (line) => {
+    queue.push(line);
+    wake?.();
+  });
+  const next = async () => {
+    while (queue.length === 0)
+      await new Promise((res) => {
+        wake = res;
+      });
+    return queue.shift();
+  };
+  const w =
+    role === "owner"
+      ? await ZarrStreamWriter.create(store, streamSchema(wl), { kind: "owner", nWriters: n }, { lat: b[0] })
+      : await ZarrStreamWriter.join(store, { kind: "contributor", id }, { lat: b[id] });
+  process.stdout.write("ready\n");
+  if ((await next()) !== "go") throw new Error("expected go");
+  const t0 = performance.now();
+  for (let r = 0; r < wl.records; r++) {
+    await w.writeRecord(3600 * r, recordFor(wl, pool, r, b[id]));
+    if ((r + 1) % wl.commit_every !== 0 && r + 1 !== wl.records) continue;
+    const token = await w.flush();
+    if (role === "contributor") process.stdout.write(`${JSON.stringify(token)}\n`);
+    else {
+      const tokens = [token];
+      while (tokens.length < n) tokens.push(JSON.parse(await next()));
+      await w.commit(tokens);
+    }
+  }
+  // Everything is committed; the owner's close() would commit again and wait for tokens nobody sends.
+  const out = { write_s: (performance.now() - t0) / 1000, peak_rss_MB: maxRssMB(), done: true };
+  process.stdout.write(`${JSON.stringify(out)}\n`);
+  process.exit(0);
+}
+
+async function main() {
+  const [mode, wlFile, dir, idArg] = process.argv.slice(2);
+  const wl = JSON.parse(readFileSync(wlFile, "utf8"));
+  const pool = makePool(wl);
+  const baseline = rssMB();
+  if (mode === "procs4-owner" || mode === "procs4-contributor") {
+    if (mode === "procs4-owner") rmSync(dir, { recursive: true, force: true });
+    await multiProcess(
+      mode === "procs4-owner" ? "owner" : "contributor",
+      wl,
+      pool,
+      dir,
+      Number(idArg ?? 0),
+      4,
+    );
+    return;
+  }
+  rmSync(dir, { recursive: true, force: true });
+  const store = new FsStore(dir);
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  if (mode === "single") await writeSingle(wl, pool, store);
+  else if (mode === "regions4") await writeRegions(wl, pool, store, 4);
+  else throw new Error(`unknown mode ${mode}`);
+  const writeS = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  const writePeak = maxRssMB();
+  const reads = await readBack(wl, pool, dir);
+  const result = {
+    backend: codecBackend(),
+    write_s: writeS,
+    write_MBps: totalBytes(wl) / MB / writeS,
+    write_cpu_s: (cpu.user + cpu.system) / 1e6,
+    ...reads,
+    peak_rss_MB: writePeak,
+    baseline_rss_MB: baseline,
+    peak_rss_with_reads_MB: maxRssMB(),
+    store_bytes: storeBytes(dir),
+    bytes_per_element: wl.vars.map((v) => itemSize(v.dtype)),
+  };
+  rmSync(dir, { recursive: true, force: true });
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+}
+
+await main();

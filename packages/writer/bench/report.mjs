@@ -1,0 +1,105 @@
+// The human-readable report of a runBench result: the contender table, the targets, the scaling curves.
+
+const f = (x, d = 1) => (typeof x === "number" ? x.toFixed(d) : "-");
+
+function table(rows) {
+  const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => String(r[c]).length)));
+  return rows.map((r) => r.map((x, c) => String(x).padStart(widths[c])).join("  ")).join("\n");
+}
+
+export function formatReport(out) {
+  const { workload: wl, limit, contenders, ratios, scaling, memory, machine } = out;
+  const zs = contenders["zarr-stream"]?.write_MBps;
+  const lines = [];
+  lines.push(
+    `workload: ${wl.records} records x ${wl.vars.length} vars on ${wl.lat}x${wl.lon}, shard [${wl.shard}], chunk [${wl.chunk}], profile ${wl.profile}, commit every ${wl.commit_every}; ${machine.cpus} cpus, best of ${machine.rounds}`,
+  );
+  lines.push(
+    `limit (numcodecs c-blosc, same chunks): 1 core ${f(limit.compress_MBps_1core)} MB/s, all cores ${f(limit.compress_MBps_allcores)} MB/s`,
+  );
+  const rows = [
+    [
+      "contender",
+      "write MB/s",
+      "zs/this",
+      "of limit",
+      "rec warm ms",
+      "rec cold ms",
+      "read all MB/s",
+      "peak RSS MB",
+      "input MB",
+      "load",
+    ],
+  ];
+  for (const [name, c] of Object.entries(contenders)) {
+    if (c.error) {
+      rows.push([name, c.error === "not run" ? "not run" : "FAILED", "", "", "", "", "", "", "", ""]);
+      continue;
+    }
+    rows.push([
+      name,
+      f(c.write_MBps),
+      zs ? f(zs / c.write_MBps, 2) : "-",
+      limit.compress_MBps_allcores ? `${f((100 * c.write_MBps) / limit.compress_MBps_allcores, 0)}%` : "-",
+      f(c.read_record_ms),
+      f(c.read_record_cold_ms),
+      f(c.read_all_MBps),
+      f(c.peak_rss_MB, 0),
+      f(c.baseline_rss_MB, 0),
+      (c.load_avg ?? []).join("/"),
+    ]);
+  }
+  lines.push(table(rows));
+  lines.push(
+    `open time-shard buffers ${f(memory.open_time_shard_buffers_MB, 0)} MB; input pool ${f(memory.input_pool_MB, 0)} MB (inside "input MB", the RSS before writing)`,
+  );
+  const t = (label, ok) => lines.push(`  [${ok === undefined ? "?" : ok ? "met" : "MISSED"}] ${label}`);
+  lines.push("targets:");
+  const r = (k) => ratios[k];
+  t(
+    `writer >= 90% of the all-core limit: ${f(100 * (r("zarr-stream/limit_allcores") ?? Number.NaN), 0)}%`,
+    r("zarr-stream/limit_allcores") === undefined ? undefined : r("zarr-stream/limit_allcores") >= 0.9,
+  );
+  t(
+    `>= 1.2x tensorstore: ${f(r("zarr-stream/tensorstore"), 2)}x`,
+    r("zarr-stream/tensorstore") === undefined ? undefined : r("zarr-stream/tensorstore") >= 1.2,
+  );
+  t(
+    `>= 1.2x zarr-python+zarrs: ${f(r("zarr-stream/zarr-python-zarrs"), 2)}x`,
+    r("zarr-stream/zarr-python-zarrs") === undefined ? undefined : r("zarr-stream/zarr-python-zarrs") >= 1.2,
+  );
+  t(
+    `>= 4x zarr-python: ${f(r("zarr-stream/zarr-python"), 2)}x`,
+    r("zarr-stream/zarr-python") === undefined ? undefined : r("zarr-stream/zarr-python") >= 4,
+  );
+  const cw = scaling.commit_vs_writers;
+  if (Array.isArray(cw)) {
+    const last = cw[cw.length - 1];
+    t(`commit of ${last.writers} tokens: ${f(last.commit_ms)} ms (< 100 ms)`, last.commit_ms < 100);
+    lines.push(`commit vs writers: ${cw.map((p) => `${p.writers}:${f(p.commit_ms)}ms`).join("  ")}`);
+  }
+  const mv = scaling.manifest_vs_records;
+  if (mv?.append) {
+    const a = mv.append;
+    t(
+      `append manifest size independent of records: ${a.map((p) => `${p.records}:${p.manifest_bytes}B`).join(" ")}`,
+      a[a.length - 1].manifest_bytes <= 2 * a[0].manifest_bytes,
+    );
+    lines.push(
+      `indexed manifest vs records: ${mv.indexed.map((p) => `${p.records}:${p.manifest_bytes}B`).join("  ")}`,
+    );
+  }
+  const rr = scaling.rss_and_read_vs_records;
+  if (rr?.rss) {
+    const first = rr.rss[0];
+    const last = rr.rss[rr.rss.length - 1];
+    t(
+      `RSS flat over records: ${rr.rss.map((p) => `${p.records}:${f(p.rss_MB, 0)}MB(peak ${f(p.peak_rss_MB, 0)})`).join(" ")}`,
+      last.peak_rss_MB <= first.peak_rss_MB + 50,
+    );
+    lines.push(
+      `read one record vs store size: ${rr.read.map((p) => `${p.records}:${f(p.read_record_ms, 2)}ms`).join("  ")}`,
+    );
+  }
+  return `${lines.join("\n")}\n`;
+}

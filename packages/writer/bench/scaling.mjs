@@ -1,0 +1,138 @@
+#!/usr/bin/env node
+// The scaling curves, each run in its own process by the harness: node scaling.mjs <curve> <params.json>
+// Prints one JSON line.
+import { rmSync } from "node:fs";
+import { MANIFEST_KEY, readRecord } from "@zarr-stream/reader";
+import { FsStore, MemoryStore } from "@zarr-stream/store";
+import { ZarrStreamWriter } from "@zarr-stream/writer";
+import { makePool, streamSchema } from "./workload.mjs";
+
+const tinySchema = (n, timeMode) => ({
+  dims: [
+    ["time", 0],
+    ["x", n],
+  ],
+  time_dim: "time",
+  time_mode: timeMode,
+  vars: [{ name: "v", dims: ["time", "x"], dtype: "float32" }],
+  statics: [],
+  chunk_shape: { time: 1, x: 1 },
+  shard_shape: { time: 8, x: 1 },
+  profile: "diagnostic",
+});
+
+/** Owner commit time with n writers (simulated in one process), one record each; best of `reps` rounds. */
+async function commitVsWriters({ writers, reps }) {
+  const out = [];
+  for (const n of writers) {
+    const store = new MemoryStore();
+    const ws = [
+      await ZarrStreamWriter.create(
+        store,
+        tinySchema(n, "append"),
+        { kind: "owner", nWriters: n },
+        { x: [0, 1] },
+      ),
+    ];
+    for (let i = 1; i < n; i++)
+      ws.push(await ZarrStreamWriter.join(store, { kind: "contributor", id: i }, { x: [i, i + 1] }));
+    let best = Number.POSITIVE_INFINITY;
+    let tokenBytes = 0;
+    for (let r = 0; r < reps; r++) {
+      for (const w of ws) await w.writeRecord(r, { v: Float32Array.of(r + 1) });
+      const tokens = [];
+      for (const w of ws) tokens.push(await w.flush());
+      tokenBytes = tokens.reduce((s, t) => s + JSON.stringify(t).length, 0);
+      const t0 = performance.now();
+      await ws[0].commit(tokens);
+      best = Math.min(best, performance.now() - t0);
+    }
+    out.push({ writers: n, commit_ms: best, token_bytes: tokenBytes });
+  }
+  return out;
+}
+
+const manifestBytes = async (store) => (await store.get(MANIFEST_KEY))?.byteLength ?? 0;
+
+/** Manifest size after n records: append (one store grown through every checkpoint) and indexed (one store each). */
+async function manifestVsRecords({ checkpoints, commitEvery }) {
+  const max = checkpoints[checkpoints.length - 1];
+  const append = [];
+  {
+    const store = new MemoryStore();
+    const w = await ZarrStreamWriter.create(store, tinySchema(1, "append"), { kind: "single" });
+    const one = new Float32Array(1);
+    for (let r = 0; r < max; r++) {
+      one[0] = r;
+      await w.writeRecord(r, { v: one });
+      if ((r + 1) % commitEvery === 0 || checkpoints.includes(r + 1)) await w.flush();
+      if (checkpoints.includes(r + 1))
+        append.push({ records: r + 1, manifest_bytes: await manifestBytes(store) });
+    }
+  }
+  const indexed = [];
+  for (const n of checkpoints) {
+    const store = new MemoryStore();
+    const times = Array.from({ length: n }, (_, i) => i);
+    const w = await ZarrStreamWriter.create(store, tinySchema(1, { indexed: { times } }), { kind: "single" });
+    const one = new Float32Array(1);
+    for (let r = 0; r < n; r++) {
+      one[0] = r;
+      await w.writeRecordAt(r, r, { v: one });
+      if ((r + 1) % commitEvery === 0 || r + 1 === n) await w.flush();
+    }
+    indexed.push({ records: n, manifest_bytes: await manifestBytes(store) });
+  }
+  return { append, indexed };
+}
+
+/**
+ * Peak and current RSS while one Single writer appends `records` records of the workload (on its own
+ * small grid), and the latency of reading one record's region back as the store grows.
+ */
+async function rssAndReadVsRecords({ workload: wl, checkpoints, dir }) {
+  rmSync(dir, { recursive: true, force: true });
+  const pool = makePool(wl);
+  const store = new FsStore(dir);
+  const w = await ZarrStreamWriter.create(store, streamSchema(wl), { kind: "single" });
+  const mb = (x) => x / 2 ** 20;
+  const rss = [];
+  const read = [];
+  const baseline = mb(process.memoryUsage().rss);
+  const max = checkpoints[checkpoints.length - 1];
+  for (let r = 0; r < max; r++) {
+    const rec = {};
+    wl.vars.forEach((v, k) => {
+      rec[v.name] = pool[k][r % wl.pool];
+    });
+    await w.writeRecord(r, rec);
+    if ((r + 1) % wl.commit_every === 0) await w.flush();
+    if (checkpoints.includes(r + 1)) {
+      await w.flush();
+      rss.push({
+        records: r + 1,
+        rss_MB: mb(process.memoryUsage().rss),
+        peak_rss_MB: process.resourceUsage().maxRSS / 1024,
+      });
+      let best = Number.POSITIVE_INFINITY;
+      for (let i = 0; i < 3; i++) {
+        const t0 = performance.now();
+        await readRecord(new FsStore(dir), wl.vars[0].name, r, {
+          lat: [0, wl.chunk[1]],
+          lon: [0, wl.chunk[2]],
+        });
+        best = Math.min(best, performance.now() - t0);
+      }
+      read.push({ records: r + 1, read_record_ms: best });
+    }
+  }
+  await w.close();
+  rmSync(dir, { recursive: true, force: true });
+  return { baseline_rss_MB: baseline, rss, read };
+}
+
+const curves = { commitVsWriters, manifestVsRecords, rssAndReadVsRecords };
+const [curve, params] = process.argv.slice(2);
+const fn = curves[curve];
+if (!fn) throw new Error(`unknown curve ${curve}`);
+process.stdout.write(`${JSON.stringify(await fn(JSON.parse(params)))}\n`);
