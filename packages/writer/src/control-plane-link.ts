@@ -7,6 +7,7 @@ import {
   type TokenRecord,
 } from "@zarr-stream/spec";
 import type { Store } from "@zarr-stream/store";
+import { indexedTimes } from "./time-mode.js";
 
 /** `ZarrStreamWriter` options that run the writer under a `.firecube/` control plane (issue 8). */
 export interface WriterControlPlaneOptions {
@@ -38,6 +39,26 @@ export function inclusiveRanges(indices: number[]): [number, number][] {
   return out;
 }
 
+const DEFAULT_GROUP = "root";
+
+interface ProjectedSpan {
+  key: string;
+  runId: string | undefined;
+  ranges: [number, number][];
+}
+
+/** The active spans of `group` in the control plane's current projection (complete runs only). */
+async function projectedSpans(cp: ControlPlane, group: string): Promise<ProjectedSpan[]> {
+  const out: ProjectedSpan[] = [];
+  for (const [key, rec] of (await cp.project()).state) {
+    const span = rec.span as { time_index_ranges?: [number, number][] } | undefined;
+    const meta = rec.meta as { group?: string; run_id?: string } | undefined;
+    if (rec.status !== "active" || meta?.group !== group || !span?.time_index_ranges) continue;
+    out.push({ key, runId: meta.run_id, ranges: span.time_index_ranges });
+  }
+  return out;
+}
+
 /**
  * The stream schema as the resolved-index declaration (packages/spec/docs/writer-control-plane.md): the
  * fingerprint carries every field writers must agree on; the readable fields give a useful field diff.
@@ -57,7 +78,7 @@ export function schemaDeclaration(schema: StreamSchema, fingerprint: string, gro
           vars: schema.vars.map((v) => `${v.name}:${v.dtype}:${v.dims.join(",")}`),
           statics: schema.statics.map((v) => `${v.name}:${v.dtype}:${v.dims.join(",")}`),
         },
-        size: schema.time_mode === "append" ? 0 : schema.time_mode.indexed.times.length,
+        size: indexedTimes(schema)?.length ?? 0,
       },
     },
   };
@@ -89,7 +110,7 @@ export class ControlPlaneLink {
     replaces: string[] = [],
   ): Promise<ControlPlaneLink> {
     const cp = await ControlPlane.open(store, { ...(o.options ?? {}), product: o.product });
-    const group = o.group ?? "root";
+    const group = o.group ?? DEFAULT_GROUP;
     const held: string[] = [];
     try {
       if (role.isOwner) {
@@ -150,27 +171,35 @@ export class ControlPlaneLink {
     if (this.runId === undefined) return;
     const key = this.spanKey(c.commitSeq);
     const indices = c.records.map((r) => r.index);
-    this.spans.set(key, indices);
     const ts = c.records.map((r) => r.t);
-    const meta: JsonObject = {
-      group: this.group,
-      batch_id: String(c.commitSeq),
-      run_id: this.runId,
-      commit_seq: c.commitSeq,
-      region_dims: c.regionDims,
-    };
+    const meta: JsonObject = { region_dims: c.regionDims };
     if (ts.length > 0) Object.assign(meta, { time_min: Math.min(...ts), time_max: Math.max(...ts) });
-    await this.cp.appendRecord(this.runId, {
+    await this.appendSpan(this.runId, key, String(c.commitSeq), c.commitSeq, meta, indices, ts, c.arrays);
+  }
+
+  /** An active span record (facts file's span payload) holding `indices`. */
+  private async appendSpan(
+    runId: string,
+    key: string,
+    batchId: string,
+    commitSeq: number,
+    meta: JsonObject,
+    indices: number[],
+    timestamps: number[],
+    arrays: string[],
+  ): Promise<void> {
+    this.spans.set(key, indices);
+    await this.cp.appendRecord(runId, {
       key,
       type: "span",
       size: 0,
       timestamp: this.cp.clock(),
       status: "active",
-      meta,
+      meta: { group: this.group, batch_id: batchId, run_id: runId, commit_seq: commitSeq, ...meta },
       span: {
-        arrays: c.arrays,
+        arrays,
         time_index_ranges: inclusiveRanges(indices),
-        timestamps_written: ts,
+        timestamps_written: timestamps,
         aligned: true,
         state_array: "",
         state_deleted_value: 2,
@@ -183,12 +212,8 @@ export class ControlPlaneLink {
   private async spansHolding(indices: Set<number>): Promise<string[]> {
     const keys = new Set<string>();
     for (const [key, held] of this.spans) if (held.some((i) => indices.has(i))) keys.add(key);
-    const { state } = await this.cp.project();
-    for (const [key, rec] of state) {
-      const span = rec.span as { time_index_ranges?: [number, number][] } | undefined;
-      const meta = rec.meta as { group?: string } | undefined;
-      if (rec.status !== "active" || meta?.group !== this.group || !span?.time_index_ranges) continue;
-      if (span.time_index_ranges.some(([a, b]) => [...indices].some((i) => a <= i && i <= b))) keys.add(key);
+    for (const { key, ranges } of await projectedSpans(this.cp, this.group)) {
+      if (ranges.some(([a, b]) => [...indices].some((i) => a <= i && i <= b))) keys.add(key);
     }
     return [...keys].sort();
   }
@@ -231,40 +256,14 @@ export class ControlPlaneLink {
   async adoptCommitted(committed: number[], commitSeq: number): Promise<void> {
     if (this.runId === undefined || committed.length === 0) return;
     const covered = new Set<number>();
-    for (const rec of (await this.cp.project()).state.values()) {
-      const span = rec.span as { time_index_ranges?: [number, number][] } | undefined;
-      const meta = rec.meta as { group?: string } | undefined;
-      if (rec.status !== "active" || meta?.group !== this.group || this.replaced.has(rec.key as string))
-        continue;
-      for (const [a, b] of span?.time_index_ranges ?? []) for (let i = a; i <= b; i++) covered.add(i);
+    for (const { key, ranges } of await projectedSpans(this.cp, this.group)) {
+      if (this.replaced.has(key)) continue;
+      for (const [a, b] of ranges) for (let i = a; i <= b; i++) covered.add(i);
     }
     const orphaned = committed.filter((i) => !covered.has(i));
     if (orphaned.length === 0) return;
     const key = `span_${this.runId}_adopted_${this.group}`;
-    this.spans.set(key, orphaned);
-    await this.cp.appendRecord(this.runId, {
-      key,
-      type: "span",
-      size: 0,
-      timestamp: this.cp.clock(),
-      status: "active",
-      meta: {
-        group: this.group,
-        batch_id: "adopted",
-        run_id: this.runId,
-        commit_seq: commitSeq,
-        adopted: true,
-      },
-      span: {
-        arrays: [],
-        time_index_ranges: inclusiveRanges(orphaned),
-        timestamps_written: [],
-        aligned: true,
-        state_array: "",
-        state_deleted_value: 2,
-      },
-      schema_version: "v2",
-    });
+    await this.appendSpan(this.runId, key, "adopted", commitSeq, { adopted: true }, orphaned, [], []);
   }
 
   /** Runs whose projected spans hold records at or after `keep` (informational `replaces`). */
@@ -272,11 +271,8 @@ export class ControlPlaneLink {
     const cp = await ControlPlane.open(store, { ...(o.options ?? {}), product: o.product });
     try {
       const runs = new Set<string>();
-      for (const rec of (await cp.project()).state.values()) {
-        const span = rec.span as { time_index_ranges?: [number, number][] } | undefined;
-        const meta = rec.meta as { run_id?: string; group?: string } | undefined;
-        if (meta?.group !== (o.group ?? "root") || !meta.run_id) continue;
-        if (span?.time_index_ranges?.some(([, b]) => b >= keep)) runs.add(meta.run_id);
+      for (const { runId, ranges } of await projectedSpans(cp, o.group ?? DEFAULT_GROUP)) {
+        if (runId !== undefined && ranges.some(([, b]) => b >= keep)) runs.add(runId);
       }
       return [...runs].sort();
     } finally {

@@ -11,6 +11,7 @@ import {
   type TimeShardEntry,
   type VariableSpec,
 } from "@zarr-stream/spec";
+import { indexedTimes } from "./time-mode.js";
 
 /** The committed state a manifest records, as the owner keeps it between commits. */
 export interface CommittedState {
@@ -78,12 +79,10 @@ function indexedSummary(state: CommittedState, shardT: number) {
 
 function v1Fields(id: ManifestIdentity, state: CommittedState): Omit<OutputManifestV1, "schema"> {
   const { schema } = id;
-  const indexed = schema.time_mode !== "append";
-  const timeLength = indexed
-    ? (schema.time_mode as { indexed: { times: number[] } }).indexed.times.length
-    : state.nCommitted;
+  const times = indexedTimes(schema);
+  const timeLength = times ? times.length : state.nCommitted;
   const shardT = schema.shard_shape[schema.time_dim]!;
-  const summary = indexed
+  const summary = times
     ? indexedSummary(state, shardT)
     : { timeShards: state.timeShards, lastT: state.lastT };
   return {

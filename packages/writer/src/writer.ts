@@ -51,6 +51,7 @@ import {
 } from "./manifest-doc.js";
 import { schemaFromManifestV1 } from "./schema-v1.js";
 import { writeStoreLayout, writeTimeShapes } from "./store-layout.js";
+import { indexedTimes } from "./time-mode.js";
 import { TimeShardBuffers } from "./time-shard-buffers.js";
 
 export interface WriterOptions {
@@ -149,7 +150,6 @@ export class ZarrStreamWriter {
   readonly writerId: number;
   readonly nWriters: number;
   readonly manifestVersion: 1 | 2;
-  private readonly region: Region;
   private readonly namedRegion: Region;
   private readonly regionDims: string[];
   private readonly plans: ArrayPlan[];
@@ -186,34 +186,27 @@ export class ZarrStreamWriter {
     this.nWriters = init.nWriters;
     this.manifestVersion = init.version;
     const { full, named } = resolveRegion(init.schema, init.role, init.region);
-    this.region = full;
     this.namedRegion = named;
     this.regionDims = Object.keys(named).sort();
     this.committed = init.committed;
     this.baseUrl = init.opts.baseUrl ?? init.store.url;
     this.opts = init.opts;
     this.shardT = init.schema.shard_shape[init.schema.time_dim]!;
-    const append = init.schema.time_mode === "append";
+    const times = indexedTimes(init.schema);
     this.plans = planArrays({
       schema: init.schema,
       region: full,
       regionDims: this.regionDims,
       isOwner: this.isOwner,
-      timeLength: append
-        ? init.committed.nCommitted
-        : init.schema.time_mode === "append"
-          ? 0
-          : init.schema.time_mode.indexed.times.length,
+      timeLength: times ? times.length : init.committed.nCommitted,
     });
-    const bufferPlans = this.plans.filter((p) => p.kind === "var" || (p.kind === "time" && append));
-    const nTimes = append
-      ? 0
-      : (init.schema.time_mode as { indexed: { times: number[] } }).indexed.times.length;
+    // In append mode the owner streams the time coordinate too; an indexed one is written at create.
+    const bufferPlans = this.plans.filter((p) => p.kind === "var" || (p.kind === "time" && !times));
     this.buffers = new TimeShardBuffers(init.store, bufferPlans, this.shardT, (tsi) =>
-      append ? (tsi + 1) * this.shardT : nTimes,
+      times ? times.length : (tsi + 1) * this.shardT,
     );
-    this.nextIndex = append ? init.committed.nCommitted : 0;
-    this.lastT = append ? init.committed.lastT : null;
+    this.nextIndex = times ? 0 : init.committed.nCommitted;
+    this.lastT = times ? null : init.committed.lastT;
   }
 
   /** Seed §5.1 create (owner or Single): group, coordinates, array zarr.json, and a v2 manifest at commit_seq 0. */
@@ -228,23 +221,14 @@ export class ZarrStreamWriter {
     checkRole(role);
     if (role.kind === "contributor")
       throw new ProtocolError("a contributor opens a store with join, not create");
-    const append = valid.time_mode === "append";
-    const version = role.kind === "single" && append && valid.statics.length === 0 ? 1 : 2;
-    const nTimes = append ? 0 : (valid.time_mode as { indexed: { times: number[] } }).indexed.times.length;
+    const times = indexedTimes(valid);
+    const version = role.kind === "single" && !times && valid.statics.length === 0 ? 1 : 2;
     const committed: CommittedState = {
       commitSeq: 0,
       nCommitted: 0,
       timeShards: [],
       lastT: null,
-      ...(append
-        ? {}
-        : {
-            entries: Array.from({ length: nTimes }, (_, i) => ({
-              committed: false,
-              t: (valid.time_mode as { indexed: { times: number[] } }).indexed.times[i]!,
-              generation: 0,
-            })),
-          }),
+      ...(times ? { entries: times.map((t) => ({ committed: false, t, generation: 0 })) } : {}),
       staticsCommitted: [],
       blobs: [],
       createdAt: utcSeconds((opts.now ?? (() => new Date()))()),
@@ -494,7 +478,7 @@ export class ZarrStreamWriter {
   }
 
   private get timeValues(): number[] | undefined {
-    return this.schema.time_mode === "append" ? undefined : this.schema.time_mode.indexed.times;
+    return indexedTimes(this.schema);
   }
 
   /** Seed §6.1: append record; t strictly increasing. Returns the record index. */
