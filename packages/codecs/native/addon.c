@@ -16,7 +16,9 @@
 #error "crc32c slicing tables assume a little-endian host"
 #endif
 
-typedef enum { OP_BLOSC_ENC, OP_BLOSC_DEC, OP_ZSTD_ENC, OP_ZSTD_DEC, OP_CRC } op_t;
+typedef enum { OP_BLOSC_ENC, OP_BLOSC_DEC, OP_ZSTD_ENC, OP_ZSTD_DEC, OP_CRC, OP_PACK, OP_COPY, OP_UNPACK } op_t;
+
+#define MAX_RANK 32
 
 typedef struct {
   napi_async_work work;
@@ -34,6 +36,26 @@ typedef struct {
   uint32_t crc;
   int corrupt; /* 1: the input does not decode (CorruptShard); 0: internal failure */
   char msg[256];
+  /* OP_PACK: n chunks (srcs[i] NULL = absent) compressed back to back into dst (JS memory) from dstlen
+   * on; pack_zstd picks plain zstd over Blosc; sizes[i] receives each frame's length, 0 when absent. */
+  size_t n;
+  const uint8_t **srcs;
+  size_t *srclens;
+  uint32_t *sizes;
+  int pack_zstd;
+  napi_ref sizes_ref;
+  /* OP_COPY: boxes of the row-major src (shape src_shape) into dsts (srcs above, each of shape
+   * dst_shape), itemsize bytes per element; box k is boxes[k*(1+3*rank) ...]: dst index, src start[rank],
+   * dst start[rank], count[rank]. Bounds were checked in JS (copyBoxes) before the job was queued. */
+  int rank, itemsize;
+  size_t src_shape[MAX_RANK], dst_shape[MAX_RANK];
+  int32_t *boxes;
+  size_t nboxes;
+  /* OP_UNPACK: frames (srcs, n of them) each decode to one chunk of shape src_shape, then box k of
+   * boxes (src start, dst start, count) goes into target (shape dst_shape). failed: the frame that did not
+   * decode. */
+  uint8_t *target;
+  size_t failed;
 } job_t;
 
 /* One zstd context per pool thread: creating a level-5 CCtx allocates megabytes, too costly per chunk. */
@@ -93,13 +115,51 @@ static void scratch_put(job_t *j) {
     return;                                                \
   } while (0)
 
+#ifdef ZSTREAM_ZSTD_COMPILED_IN
+/* libblosc 1.x compresses every block with ZSTD_compress and expands it with ZSTD_decompress, and each
+ * call builds a context from scratch: for level 5 that is a megabyte of match tables allocated and
+ * cleared per chunk, a fifth of the time spent compressing our 130 KB chunks. The vendored zstd is built
+ * with those two names renamed (binding.gyp), so the definitions below are the ones libblosc binds to; they
+ * run the same one-shot API on this thread's cached context. ZSTD_compressCCtx is exactly what
+ * ZSTD_compress does on a fresh context (same parameters from the level, no sticky state), so the bytes
+ * are unchanged. */
+#undef ZSTD_compress
+#undef ZSTD_decompress
+__attribute__((visibility("default"))) size_t ZSTD_compress(void *dst, size_t cap, const void *src, size_t n, int level);
+__attribute__((visibility("default"))) size_t ZSTD_decompress(void *dst, size_t cap, const void *src, size_t n);
+size_t ZSTD_compress(void *dst, size_t cap, const void *src, size_t n, int level) {
+  if (!tl_cctx && !(tl_cctx = ZSTD_createCCtx())) return zstream_zstd_compress_oneshot(dst, cap, src, n, level);
+  return ZSTD_compressCCtx(tl_cctx, dst, cap, src, n, level);
+}
+size_t ZSTD_decompress(void *dst, size_t cap, const void *src, size_t n) {
+  if (!tl_dctx && !(tl_dctx = ZSTD_createDCtx())) return zstream_zstd_decompress_oneshot(dst, cap, src, n);
+  return ZSTD_decompressDCtx(tl_dctx, dst, cap, src, n);
+}
+#endif
+
+/* Compresses src into dst (capacity cap); returns the frame length, 0 after FAIL. */
+static size_t blosc_encode_into(job_t *j, const uint8_t *src, size_t n, uint8_t *dst, size_t cap) {
+  if (cap < n + BLOSC_MAX_OVERHEAD) {
+    snprintf(j->msg, sizeof(j->msg), "output has %zu bytes left, a Blosc frame of %zu may need %zu", cap, n,
+             n + (size_t)BLOSC_MAX_OVERHEAD);
+    return 0;
+  }
+  /* Exactly n + 16, however much room follows: c-blosc falls back to a stored copy only when the
+   * compressed frame would not fit, so a larger destsize can yield a frame longer than the copy, and
+   * frames that differ from encode()'s. */
+  int r = blosc_compress_ctx(j->clevel, j->shuffle, (size_t)j->typesize, n, src, dst, n + BLOSC_MAX_OVERHEAD, "zstd",
+                             j->blocksize, 1);
+  if (r <= 0) {
+    snprintf(j->msg, sizeof(j->msg), "blosc_compress_ctx failed (%d)", r);
+    return 0;
+  }
+  return (size_t)r;
+}
+
 static void blosc_encode(job_t *j) {
   size_t cap = j->srclen + BLOSC_MAX_OVERHEAD;
   if (!scratch_get(j, cap)) FAIL(j, 0, "out of memory allocating %zu bytes", cap);
-  int r = blosc_compress_ctx(j->clevel, j->shuffle, (size_t)j->typesize, j->srclen, j->src, j->dst, cap, "zstd",
-                             j->blocksize, 1);
-  if (r <= 0) FAIL(j, 0, "blosc_compress_ctx failed (%d)", r);
-  j->dstlen = (size_t)r;
+  j->dstlen = blosc_encode_into(j, j->src, j->srclen, j->dst, cap);
 }
 
 static void blosc_decode(job_t *j) {
@@ -124,18 +184,49 @@ static void blosc_decode(job_t *j) {
   j->dstlen = (size_t)r;
 }
 
-static void zstd_encode(job_t *j) {
-  if (!tl_cctx && !(tl_cctx = ZSTD_createCCtx())) FAIL(j, 0, "ZSTD_createCCtx failed");
+static size_t zstd_encode_into(job_t *j, const uint8_t *src, size_t n, uint8_t *dst, size_t cap) {
+  if (!tl_cctx && !(tl_cctx = ZSTD_createCCtx())) {
+    snprintf(j->msg, sizeof(j->msg), "ZSTD_createCCtx failed");
+    return 0;
+  }
   ZSTD_CCtx_reset(tl_cctx, ZSTD_reset_session_and_parameters);
   size_t e = ZSTD_CCtx_setParameter(tl_cctx, ZSTD_c_compressionLevel, j->level);
   if (!ZSTD_isError(e)) e = ZSTD_CCtx_setParameter(tl_cctx, ZSTD_c_checksumFlag, j->checksum);
   if (!ZSTD_isError(e)) e = ZSTD_CCtx_setParameter(tl_cctx, ZSTD_c_contentSizeFlag, 1);
-  if (ZSTD_isError(e)) FAIL(j, 0, "zstd parameter rejected: %s", ZSTD_getErrorName(e));
+  if (ZSTD_isError(e)) {
+    snprintf(j->msg, sizeof(j->msg), "zstd parameter rejected: %s", ZSTD_getErrorName(e));
+    return 0;
+  }
+  size_t r = ZSTD_compress2(tl_cctx, dst, cap, src, n);
+  if (ZSTD_isError(r)) {
+    snprintf(j->msg, sizeof(j->msg), "ZSTD_compress2 failed: %s", ZSTD_getErrorName(r));
+    return 0;
+  }
+  return r;
+}
+
+static void zstd_encode(job_t *j) {
   size_t cap = ZSTD_compressBound(j->srclen);
   if (!scratch_get(j, cap ? cap : 1)) FAIL(j, 0, "out of memory allocating %zu bytes", cap);
-  size_t r = ZSTD_compress2(tl_cctx, j->dst, cap, j->src, j->srclen);
-  if (ZSTD_isError(r)) FAIL(j, 0, "ZSTD_compress2 failed: %s", ZSTD_getErrorName(r));
-  j->dstlen = r;
+  j->dstlen = zstd_encode_into(j, j->src, j->srclen, j->dst, cap);
+}
+
+/* One job per shard: its chunks compress one after another on one pool thread, straight into the
+ * caller's output buffer. Several shards in flight keep the cores busy, and a shard costs one JS call and
+ * no intermediate allocation, where one call per chunk cost an ArrayBuffer and a promise per chunk plus
+ * an assembly copy, most of the writer's overhead over the codec (issue #10). */
+static void pack_encode(job_t *j) {
+  size_t pos = j->dstlen;
+  for (size_t i = 0; i < j->n; i++) {
+    j->sizes[i] = 0;
+    if (!j->srcs[i]) continue;
+    size_t r = j->pack_zstd ? zstd_encode_into(j, j->srcs[i], j->srclens[i], j->dst + pos, j->dstcap - pos)
+                            : blosc_encode_into(j, j->srcs[i], j->srclens[i], j->dst + pos, j->dstcap - pos);
+    if (r == 0) return;
+    j->sizes[i] = (uint32_t)r;
+    pos += r;
+  }
+  j->dstlen = pos;
 }
 
 static void zstd_decode(job_t *j) {
@@ -155,6 +246,100 @@ static void zstd_decode(job_t *j) {
   j->dstlen = r;
 }
 
+
+/* One box per inner chunk a record touches: the writer's record-to-chunk gather, run on the pool so the
+ * variables of a record copy in parallel at memcpy speed instead of on the JS thread (issue #10). Whole
+ * trailing dims merge into one memcpy run. */
+static void byte_strides(const size_t *shape, int rank, size_t itemsize, size_t *str) {
+  str[rank] = itemsize;
+  for (int d = rank - 1; d >= 0; d--) str[d] = str[d + 1] * (d + 1 < rank ? shape[d + 1] : 1);
+}
+
+/* Box `cnt` from s0 of src into d0 of dst (row-major, byte strides sstr/dstr); whole trailing dims merge
+ * into one memcpy run. */
+static void copy_box(const uint8_t *src, const size_t *src_shape, const size_t *sstr, uint8_t *dst,
+                     const size_t *dst_shape, const size_t *dstr, int R, size_t itemsize, const int32_t *s0,
+                     const int32_t *d0, const int32_t *cnt) {
+  size_t soff = 0, doff = 0;
+  for (int d = 0; d < R; d++) {
+    if (cnt[d] == 0) return;
+    soff += (size_t)s0[d] * sstr[d];
+    doff += (size_t)d0[d] * dstr[d];
+  }
+  int inner = R > 0 ? R - 1 : 0;
+  size_t run = itemsize * (R > 0 ? (size_t)cnt[R - 1] : 1);
+  while (inner > 0 && (size_t)cnt[inner] == src_shape[inner] && (size_t)cnt[inner] == dst_shape[inner]) {
+    inner--;
+    run *= (size_t)cnt[inner];
+  }
+  int32_t idx[MAX_RANK] = {0};
+  for (;;) {
+    memcpy(dst + doff, src + soff, run);
+    int d = inner - 1;
+    while (d >= 0) {
+      idx[d]++;
+      soff += sstr[d];
+      doff += dstr[d];
+      if (idx[d] < cnt[d]) break;
+      soff -= (size_t)idx[d] * sstr[d];
+      doff -= (size_t)idx[d] * dstr[d];
+      idx[d] = 0;
+      d--;
+    }
+    if (d < 0) return;
+  }
+}
+
+static void copy_boxes(job_t *j) {
+  const int R = j->rank;
+  size_t sstr[MAX_RANK + 1], dstr[MAX_RANK + 1];
+  byte_strides(j->src_shape, R, (size_t)j->itemsize, sstr);
+  byte_strides(j->dst_shape, R, (size_t)j->itemsize, dstr);
+  for (size_t b = 0; b < j->nboxes; b++) {
+    const int32_t *bx = j->boxes + b * (size_t)(1 + 3 * R);
+    copy_box(j->src, j->src_shape, sstr, (uint8_t *)j->srcs[bx[0]], j->dst_shape, dstr, R, (size_t)j->itemsize,
+             bx + 1, bx + 1 + R, bx + 1 + 2 * R);
+  }
+}
+
+/* Decoded chunks land here, one chunk at a time per pool thread, on their way into the target box. */
+static __thread uint8_t *tl_chunk;
+static __thread size_t tl_chunk_cap;
+
+/* The read side's counterpart of pack_encode: a shard's frames decode one after another on one pool
+ * thread and each chunk's part is copied straight into the caller's array, so a read allocates no
+ * per-chunk buffer and makes one JS call per shard (issue #10). */
+static void unpack_decode(job_t *j) {
+  const int R = j->rank;
+  size_t chunk = (size_t)j->itemsize;
+  for (int d = 0; d < R; d++) chunk *= j->src_shape[d];
+  if (chunk > tl_chunk_cap) {
+    free(tl_chunk);
+    tl_chunk_cap = 0;
+    if (!(tl_chunk = malloc(chunk ? chunk : 1))) FAIL(j, 0, "out of memory allocating %zu bytes", chunk);
+    tl_chunk_cap = chunk;
+  }
+  size_t sstr[MAX_RANK + 1], dstr[MAX_RANK + 1];
+  byte_strides(j->src_shape, R, (size_t)j->itemsize, sstr);
+  byte_strides(j->dst_shape, R, (size_t)j->itemsize, dstr);
+  for (size_t i = 0; i < j->n; i++) {
+    j->src = j->srcs[i];
+    j->srclen = j->srclens[i];
+    j->dst = tl_chunk;
+    j->expected = chunk;
+    if (j->pack_zstd) zstd_decode(j);
+    else blosc_decode(j);
+    if (j->msg[0]) {
+      j->failed = i;
+      return;
+    }
+    const int32_t *bx = j->boxes + i * (size_t)(3 * R);
+    copy_box(tl_chunk, j->src_shape, sstr, j->target, j->dst_shape, dstr, R, (size_t)j->itemsize, bx, bx + R,
+             bx + 2 * R);
+  }
+  j->dst = NULL;
+}
+
 static void execute(napi_env env, void *data) {
   (void)env;
   job_t *j = data;
@@ -165,14 +350,21 @@ static void execute(napi_env env, void *data) {
     case OP_ZSTD_ENC: zstd_encode(j); break;
     case OP_ZSTD_DEC: zstd_decode(j); break;
     case OP_CRC: j->crc = zs_crc32c(j->src, j->srclen); break;
+    case OP_PACK: pack_encode(j); break;
+    case OP_COPY: copy_boxes(j); break;
+    case OP_UNPACK: unpack_decode(j); break;
   }
 }
 
 static napi_value make_error(napi_env env, const job_t *j, const char *fallback) {
-  napi_value code, msg, err;
+  napi_value code, msg, err, failed;
   napi_create_string_utf8(env, j->corrupt ? "ZS_CORRUPT" : "ZS_INTERNAL", NAPI_AUTO_LENGTH, &code);
   napi_create_string_utf8(env, j->msg[0] ? j->msg : fallback, NAPI_AUTO_LENGTH, &msg);
   napi_create_error(env, code, msg, &err);
+  if (j->op == OP_UNPACK) {
+    napi_create_double(env, (double)j->failed, &failed);
+    napi_set_named_property(env, err, "frame", failed);
+  }
   return err;
 }
 
@@ -182,6 +374,10 @@ static void complete(napi_env env, napi_status status, void *data) {
   int ok = status == napi_ok && j->msg[0] == 0;
   if (ok && j->op == OP_CRC) {
     napi_create_uint32(env, j->crc, &result);
+  } else if (ok && j->op == OP_PACK) {
+    napi_create_double(env, (double)j->dstlen, &result);
+  } else if (ok && (j->op == OP_COPY || j->op == OP_UNPACK)) {
+    napi_get_undefined(env, &result);
   } else if (ok && (j->op == OP_BLOSC_DEC || j->op == OP_ZSTD_DEC)) {
     /* A plain Uint8Array over the Buffer's memory: callers compare results with Uint8Arrays. */
     napi_value buf, ab;
@@ -208,7 +404,11 @@ static void complete(napi_env env, napi_status status, void *data) {
   if (j->op == OP_BLOSC_ENC || j->op == OP_ZSTD_ENC) scratch_put(j);
   napi_delete_reference(env, j->input_ref);
   if (j->output_ref) napi_delete_reference(env, j->output_ref);
+  if (j->sizes_ref) napi_delete_reference(env, j->sizes_ref);
   napi_delete_async_work(env, j->work);
+  free(j->srcs);
+  free(j->srclens);
+  free(j->boxes);
   free(j);
 }
 
@@ -226,9 +426,17 @@ static int get_bytes(napi_env env, napi_value v, const uint8_t **p, size_t *n) {
 
 static int get_int(napi_env env, napi_value v, int *out) { return napi_get_value_int32(env, v, out) == napi_ok; }
 
+static void queue(napi_env env, job_t *j, napi_value *promise) {
+  napi_value name;
+  napi_create_promise(env, &j->deferred, promise);
+  napi_create_string_utf8(env, "zstream-codecs", NAPI_AUTO_LENGTH, &name);
+  napi_create_async_work(env, NULL, name, execute, complete, j, &j->work);
+  napi_queue_async_work(env, j->work);
+}
+
 static napi_value start(napi_env env, napi_callback_info info, op_t op) {
   size_t argc = 5;
-  napi_value argv[5], promise, name;
+  napi_value argv[5], promise;
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
   job_t *j = calloc(1, sizeof(job_t));
   if (!j) {
@@ -266,6 +474,11 @@ static napi_value start(napi_env env, napi_callback_info info, op_t op) {
       break;
     case OP_CRC:
       break;
+    case OP_PACK: /* pack_js */
+    case OP_COPY: /* copy_js */
+    case OP_UNPACK: /* unpack_js */
+      ok = 0;
+      break;
   }
   if (!ok) {
     if (j->output_ref) napi_delete_reference(env, j->output_ref);
@@ -274,11 +487,170 @@ static napi_value start(napi_env env, napi_callback_info info, op_t op) {
     return NULL;
   }
   napi_create_reference(env, argv[0], 1, &j->input_ref);
-  napi_create_promise(env, &j->deferred, &promise);
-  napi_create_string_utf8(env, "zstream-codecs", NAPI_AUTO_LENGTH, &name);
-  napi_create_async_work(env, NULL, name, execute, complete, j, &j->work);
-  napi_queue_async_work(env, j->work);
+  queue(env, j, &promise);
   return promise;
+}
+
+
+/* Reads a JS array of Uint8Arrays into j->srcs/srclens (j->n of them). With allow_absent, undefined and
+ * null entries become NULL (an absent chunk). */
+static int get_byte_list(napi_env env, napi_value arr, int allow_absent, job_t *j) {
+  bool is_array = false;
+  uint32_t n = 0;
+  if (napi_is_array(env, arr, &is_array) != napi_ok || !is_array || napi_get_array_length(env, arr, &n) != napi_ok)
+    return 0;
+  j->n = n;
+  j->srcs = calloc(n ? n : 1, sizeof(*j->srcs));
+  j->srclens = calloc(n ? n : 1, sizeof(*j->srclens));
+  if (!j->srcs || !j->srclens) return 0;
+  for (uint32_t i = 0; i < n; i++) {
+    napi_value el;
+    napi_valuetype vt;
+    if (napi_get_element(env, arr, i, &el) != napi_ok || napi_typeof(env, el, &vt) != napi_ok) return 0;
+    if (allow_absent && (vt == napi_undefined || vt == napi_null)) continue;
+    if (!get_bytes(env, el, &j->srcs[i], &j->srclens[i])) return 0;
+    /* An empty typed array may have no backing store; NULL means "absent", so point it anywhere. */
+    if (!j->srcs[i]) j->srcs[i] = (const uint8_t *)"";
+  }
+  return 1;
+}
+
+/* Copies an Int32Array of a multiple of `stride` numbers into j->boxes (the JS array may move or change). */
+static int get_boxes(napi_env env, napi_value v, size_t stride, job_t *j) {
+  napi_typedarray_type t;
+  size_t n = 0, off;
+  void *p = NULL;
+  napi_value ab;
+  if (napi_get_typedarray_info(env, v, &t, &n, &p, &ab, &off) != napi_ok || t != napi_int32_array) return 0;
+  if (stride ? n % stride != 0 : n != 0) return 0;
+  if (!(j->boxes = malloc(n ? n * sizeof(int32_t) : 1))) return 0;
+  memcpy(j->boxes, p, n * sizeof(int32_t));
+  j->nboxes = stride ? n / stride : 0;
+  return 1;
+}
+
+static int get_shape(napi_env env, napi_value v, size_t *shape, int *rank) {
+  napi_typedarray_type t;
+  size_t n, off;
+  void *p;
+  napi_value ab;
+  if (napi_get_typedarray_info(env, v, &t, &n, &p, &ab, &off) != napi_ok || t != napi_int32_array || n > MAX_RANK)
+    return 0;
+  for (size_t d = 0; d < n; d++) {
+    if (((int32_t *)p)[d] < 0) return 0;
+    shape[d] = (size_t)((int32_t *)p)[d];
+  }
+  *rank = (int)n;
+  return 1;
+}
+
+static job_t *new_job(napi_env env, op_t op) {
+  job_t *j = calloc(1, sizeof(job_t));
+  if (!j) napi_throw_error(env, "ZS_INTERNAL", "out of memory");
+  else j->op = op;
+  return j;
+}
+
+static napi_value bad_args(napi_env env, job_t *j, const char *what) {
+  free(j->srcs);
+  free(j->srclens);
+  free(j->boxes);
+  free(j);
+  napi_throw_type_error(env, "ZS_ARGS", what);
+  return NULL;
+}
+
+/* Queues j, keeping argv[in] (inputs) and argv[out] (written by the job) alive until it completes. */
+static napi_value queue_with(napi_env env, job_t *j, napi_value in, napi_value out) {
+  napi_value promise;
+  napi_create_reference(env, in, 1, &j->input_ref);
+  napi_create_reference(env, out, 1, &j->output_ref);
+  queue(env, j, &promise);
+  return promise;
+}
+
+/* encodePacked(chunks: (Uint8Array|undefined)[], zstd: 0|1, p1, p2, p3, p4, out: Uint8Array, offset,
+ * sizes: Uint32Array): p1..p4 are clevel, shuffle, typesize, blocksize for Blosc and level, checksum for
+ * zstd. Resolves with the end offset of the last frame. The JS caller sizes `out` and keeps every chunk
+ * and `out` untouched until the promise settles; the references only keep them alive. */
+static napi_value pack_js(napi_env env, napi_callback_info info) {
+  size_t argc = 9;
+  napi_value argv[9];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  job_t *j = new_job(env, OP_PACK);
+  if (!j) return NULL;
+  int offset = 0, p[4] = {0, 0, 0, 0};
+  const uint8_t *out = NULL;
+  size_t outlen = 0, nsizes = 0, off = 0;
+  napi_typedarray_type t;
+  void *sizes = NULL;
+  napi_value ab;
+  int ok = argc == 9 && get_byte_list(env, argv[0], 1, j) && get_int(env, argv[1], &j->pack_zstd) &&
+           get_int(env, argv[2], &p[0]) && get_int(env, argv[3], &p[1]) && get_int(env, argv[4], &p[2]) &&
+           get_int(env, argv[5], &p[3]) && get_bytes(env, argv[6], &out, &outlen) && get_int(env, argv[7], &offset) &&
+           offset >= 0 && (size_t)offset <= outlen &&
+           napi_get_typedarray_info(env, argv[8], &t, &nsizes, &sizes, &ab, &off) == napi_ok &&
+           t == napi_uint32_array && nsizes == j->n;
+  if (!ok) return bad_args(env, j, "bad arguments to encodePacked");
+  if (j->pack_zstd) {
+    j->level = p[0];
+    j->checksum = p[1];
+  } else {
+    j->clevel = p[0];
+    j->shuffle = p[1];
+    j->typesize = p[2];
+    j->blocksize = (size_t)(p[3] < 0 ? 0 : p[3]);
+  }
+  j->dst = (uint8_t *)out;
+  j->dstcap = outlen;
+  j->dstlen = (size_t)offset;
+  j->sizes = sizes;
+  napi_create_reference(env, argv[8], 1, &j->sizes_ref);
+  return queue_with(env, j, argv[0], argv[6]);
+}
+
+/* copyBoxes(src: Uint8Array, srcShape: Int32Array, dsts: Uint8Array[], dstShape: Int32Array, itemsize,
+ * boxes: Int32Array): see copy_boxes. Resolves with undefined. */
+static napi_value copy_js(napi_env env, napi_callback_info info) {
+  size_t argc = 6;
+  napi_value argv[6];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  job_t *j = new_job(env, OP_COPY);
+  if (!j) return NULL;
+  int dst_rank = -1;
+  int ok = argc == 6 && get_bytes(env, argv[0], &j->src, &j->srclen) &&
+           get_shape(env, argv[1], j->src_shape, &j->rank) && get_byte_list(env, argv[2], 0, j) &&
+           get_shape(env, argv[3], j->dst_shape, &dst_rank) && dst_rank == j->rank &&
+           get_int(env, argv[4], &j->itemsize) && j->itemsize > 0 &&
+           get_boxes(env, argv[5], (size_t)(1 + 3 * j->rank), j);
+  for (size_t b = 0; ok && b < j->nboxes; b++) {
+    int32_t dst = j->boxes[b * (size_t)(1 + 3 * j->rank)];
+    ok = dst >= 0 && (size_t)dst < j->n;
+  }
+  if (!ok) return bad_args(env, j, "bad arguments to copyBoxes");
+  return queue_with(env, j, argv[0], argv[2]);
+}
+
+/* decodeBoxes(frames: Uint8Array[], zstd: 0|1, chunkShape: Int32Array, itemsize, target: Uint8Array,
+ * targetShape: Int32Array, boxes: Int32Array): 3*rank numbers per frame (see unpack_decode). Geometry was
+ * checked in JS (decodeBoxes) before the job was queued. */
+static napi_value unpack_js(napi_env env, napi_callback_info info) {
+  size_t argc = 7;
+  napi_value argv[7];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  job_t *j = new_job(env, OP_UNPACK);
+  if (!j) return NULL;
+  int dst_rank = -1;
+  const uint8_t *target = NULL;
+  size_t tlen = 0;
+  int ok = argc == 7 && get_byte_list(env, argv[0], 0, j) && get_int(env, argv[1], &j->pack_zstd) &&
+           get_shape(env, argv[2], j->src_shape, &j->rank) && get_int(env, argv[3], &j->itemsize) &&
+           j->itemsize > 0 && get_bytes(env, argv[4], &target, &tlen) &&
+           get_shape(env, argv[5], j->dst_shape, &dst_rank) && dst_rank == j->rank &&
+           get_boxes(env, argv[6], (size_t)(3 * j->rank), j) && (j->rank == 0 || j->nboxes == j->n);
+  if (!ok) return bad_args(env, j, "bad arguments to decodeBoxes");
+  j->target = (uint8_t *)target;
+  return queue_with(env, j, argv[0], argv[4]);
 }
 
 static napi_value blosc_encode_js(napi_env env, napi_callback_info i) { return start(env, i, OP_BLOSC_ENC); }
@@ -311,6 +683,12 @@ static napi_value info_js(napi_env env, napi_callback_info i) {
   napi_set_named_property(env, o, "blosc", v);
   napi_create_string_utf8(env, ZSTD_versionString(), NAPI_AUTO_LENGTH, &v);
   napi_set_named_property(env, o, "zstd", v);
+#ifdef ZSTREAM_ZSTD_COMPILED_IN
+  napi_get_boolean(env, true, &v);
+#else
+  napi_get_boolean(env, false, &v);
+#endif
+  napi_set_named_property(env, o, "zstdCompiledIn", v);
   napi_get_boolean(env, zs_crc32c_hardware(), &v);
   napi_set_named_property(env, o, "crc32cHardware", v);
   return o;
@@ -324,6 +702,9 @@ static napi_value init(napi_env env, napi_value exports) {
       {"zstdEncode", NULL, zstd_encode_js, NULL, NULL, NULL, napi_default, NULL},
       {"zstdDecode", NULL, zstd_decode_js, NULL, NULL, NULL, napi_default, NULL},
       {"crc32c", NULL, crc32c_js, NULL, NULL, NULL, napi_default, NULL},
+      {"encodePacked", NULL, pack_js, NULL, NULL, NULL, napi_default, NULL},
+      {"copyBoxes", NULL, copy_js, NULL, NULL, NULL, napi_default, NULL},
+      {"decodeBoxes", NULL, unpack_js, NULL, NULL, NULL, napi_default, NULL},
       {"crc32cSync", NULL, crc32c_sync_js, NULL, NULL, NULL, napi_default, NULL},
       {"crc32cPortable", NULL, crc32c_portable_js, NULL, NULL, NULL, napi_default, NULL},
       {"info", NULL, info_js, NULL, NULL, NULL, napi_default, NULL},

@@ -1,5 +1,9 @@
 import { createRequire } from "node:module";
 import type { Backend } from "./backend.js";
+import type { CopyBoxesArgs, DecodeBoxesArgs } from "./copy-boxes.js";
+
+type Tail<T extends unknown[]> = T extends [unknown, ...infer R] ? R : never;
+
 import { checkDecodedLength, corruptChunk } from "./frame-checks.js";
 
 /** The exports of native/addon.c. */
@@ -15,9 +19,22 @@ interface Addon {
   zstdEncode(data: Uint8Array, level: number, checksum: number): Promise<Uint8Array>;
   zstdDecode(data: Uint8Array, expectedLength: number): Promise<Uint8Array>;
   crc32c(data: Uint8Array): Promise<number>;
+  encodePacked(
+    chunks: readonly (Uint8Array | undefined)[],
+    zstd: 0 | 1,
+    p1: number,
+    p2: number,
+    p3: number,
+    p4: number,
+    out: Uint8Array,
+    offset: number,
+    sizes: Uint32Array,
+  ): Promise<number>;
+  copyBoxes(...args: CopyBoxesArgs): Promise<void>;
+  decodeBoxes(frames: readonly Uint8Array[], zstd: 0 | 1, ...rest: Tail<DecodeBoxesArgs>): Promise<void>;
   crc32cSync(data: Uint8Array): number;
   crc32cPortable(data: Uint8Array): number;
-  info(): { blosc: string; zstd: string; crc32cHardware: boolean };
+  info(): { blosc: string; zstd: string; zstdCompiledIn: boolean; crc32cHardware: boolean };
 }
 
 // Below this size a trip through the libuv pool costs more than the checksum itself.
@@ -59,5 +76,12 @@ export function nativeBackend(addon: Addon): Backend {
     },
     crc32c: (data) =>
       data.length < CRC_SYNC_LIMIT ? Promise.resolve(addon.crc32cSync(data)) : addon.crc32c(data),
+    decodeBoxes: (spec, key, frames, ...rest) =>
+      addon.decodeBoxes(frames, spec.kind === "zstd" ? 1 : 0, ...rest).catch((e: unknown) => rethrow(e, key)),
+    copyBoxes: (...args) => addon.copyBoxes(...args),
+    encodePacked: (spec, chunks, out, offset, sizes) =>
+      spec.kind === "blosc"
+        ? addon.encodePacked(chunks, 0, spec.clevel, spec.shuffle, spec.typesize, 0, out, offset, sizes)
+        : addon.encodePacked(chunks, 1, spec.level, spec.checksum ? 1 : 0, 0, 0, out, offset, sizes),
   };
 }

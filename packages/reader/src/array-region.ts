@@ -1,9 +1,8 @@
 import {
   type ArrayLayout,
   allocTyped,
-  copyStrided,
   parseArrayZarrJson,
-  readShardRegion,
+  readShardInto,
   shardKey,
 } from "@zarr-stream/shard";
 import type { TypedArray } from "@zarr-stream/spec";
@@ -24,8 +23,9 @@ const READ_CONCURRENCY = 8;
 
 /**
  * Reads the box `sel` (per dim [start, stop) in array coordinates) of an array into a C-order buffer of the
- * box's shape. Each shard the box touches costs one index read plus coalesced ranged reads of only the
- * inner chunks it needs; a missing shard object reads as fill.
+ * box's shape. Each shard the box touches costs one read when it fits that read's window (see readShardInto
+ * of @zarr-stream/shard), else one more per run of nearby bodies the box needs; only the inner chunks the
+ * box needs are decoded, each copied once into the result. A missing shard object reads as fill.
  */
 export async function readArrayRegion(
   store: Store,
@@ -69,18 +69,13 @@ export async function readArrayRegion(
         const s = layout.shardShape[d]!;
         return [Math.max(sel[d]![0], i * s), Math.min(sel[d]![1], (i + 1) * s)] as [number, number];
       });
-      const part = await readShardRegion(store, shardKey(arrayPath, idx), layout, idx, inter);
-      if (part === undefined) continue; // fill: `out` is already zero
-      const count = inter.map(([a, b]) => b - a);
-      copyStrided(
-        part,
-        count,
-        count.map(() => 0),
-        out,
-        outShape,
-        inter.map(([a], d) => a - sel[d]![0]),
-        count,
-      );
+      // Straight into `out`, fresh and so zero wherever a shard or chunk is absent (fill).
+      await readShardInto(store, shardKey(arrayPath, idx), layout, idx, inter, {
+        data: out,
+        shape: outShape,
+        start: inter.map(([a], d) => a - sel[d]![0]),
+        zeroed: true,
+      });
     }
   };
   await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, shardIndices.length) }, worker));

@@ -1,4 +1,4 @@
-export { allocTyped, itemSize } from "./dtype.js";
+export { allocTyped, bytesOf, itemSize } from "./dtype.js";
 export {
   type ArrayLayout,
   arrayZarrJson,
@@ -8,13 +8,15 @@ export {
   shardGrid,
   shardKey,
 } from "./metadata.js";
-export { readShardRegion } from "./ranged-read.js";
+export { type ReadTarget, readShardInto, readShardRegion } from "./ranged-read.js";
+export { LOCAL_SHARD_WINDOW, SHARD_WINDOW } from "./read-window.js";
 export {
   decodeShard,
   encodeShard,
   encodeShardChunks,
   parseShardIndex,
   type ShardIndex,
+  type ShardOutput,
   shardIndexByteLength,
 } from "./shard-format.js";
 export { copyStrided } from "./strided.js";

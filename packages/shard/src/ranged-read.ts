@@ -1,10 +1,11 @@
+import { decodeBoxes } from "@zarr-stream/codecs";
 import { CorruptShard, SchemaError, type TypedArray } from "@zarr-stream/spec";
 import type { Store } from "@zarr-stream/store";
-import { allocTyped, matchesDType } from "./dtype.js";
+import { allocTyped, bytesOf, itemSize, matchesDType } from "./dtype.js";
 import { checkShardIndex, forEachIndex, linearIndex, product } from "./grid.js";
 import { type ArrayLayout, chunksPerShard, validateLayout } from "./metadata.js";
-import { decodeChunk, parseShardIndex, shardIndexByteLength, zeroBox } from "./shard-format.js";
-import { copyStrided } from "./strided.js";
+import { readHead, windowFor } from "./read-window.js";
+import { shardIndexByteLength, zeroBox } from "./shard-format.js";
 
 /** Chunk bodies closer than this are fetched in one read: a few KiB extra beats another round trip. */
 export const COALESCE_GAP = 4096;
@@ -39,8 +40,18 @@ export function coalesce(wanted: Wanted[]): Span[] {
   return spans;
 }
 
-function checkSel(layout: ArrayLayout, shardIndex: number[], sel: [number, number][]): void {
-  const where = "readShardRegion";
+/**
+ * Where a shard's part of a read lands: the box of sel's extent at `start` of the C-order `data`, whose
+ * shape is `shape`. `zeroed` says the box is all zero already, so chunks the shard lacks need no write.
+ */
+export interface ReadTarget {
+  data: TypedArray;
+  shape: number[];
+  start: number[];
+  zeroed: boolean;
+}
+
+function checkSel(layout: ArrayLayout, shardIndex: number[], sel: [number, number][], where: string): void {
   if (!Array.isArray(sel) || sel.length !== layout.shape.length) {
     throw new SchemaError(`${where}: sel must have rank ${layout.shape.length}`, "/sel", where);
   }
@@ -63,66 +74,59 @@ function checkSel(layout: ArrayLayout, shardIndex: number[], sel: [number, numbe
   });
 }
 
+function checkTarget(layout: ArrayLayout, sel: [number, number][], t: ReadTarget, where: string): void {
+  const fits =
+    matchesDType(t.data, layout.dtype) &&
+    Array.isArray(t.shape) &&
+    Array.isArray(t.start) &&
+    t.shape.length === sel.length &&
+    t.start.length === sel.length &&
+    t.data.length === product(t.shape) &&
+    sel.every(
+      ([a, b], d) =>
+        Number.isSafeInteger(t.start[d]) && t.start[d]! >= 0 && t.start[d]! + b - a <= t.shape[d]!,
+    );
+  if (!fits) {
+    throw new SchemaError(
+      `${where}: target must be a ${layout.dtype} typed array of shape [${t.shape}] holding the box of sel at [${t.start}]`,
+      "/target",
+      where,
+    );
+  }
+}
+
 /**
- * Reads the box `sel` (array coordinates, inside shard `shardIndex`) of the shard object `key` into a
- * sel-shaped C-order buffer. Fetches the index with one suffix read, then only the inner chunks the box
- * touches, coalescing nearby bodies into one range read each, and decodes only those chunks. Returns
- * undefined when the object is absent; an empty box returns an empty buffer without any read.
+ * Reads the box `sel` (array coordinates, inside shard `shardIndex`) of the shard object `key` into
+ * `target`, decoding only the inner chunks the box touches, each copied once into place. The first read
+ * takes a window from the index end (see read-window.ts) holding the index and, when the object fits, every
+ * body; other bodies are fetched with one range read per run of nearby bodies. Returns false, writing
+ * nothing, when the object is absent.
  */
-export async function readShardRegion(
+export async function readShardInto(
   store: Store,
   key: string,
   layout: ArrayLayout,
   shardIndex: number[],
   sel: [number, number][],
-  out?: TypedArray,
-): Promise<TypedArray | undefined> {
+  target: ReadTarget,
+): Promise<boolean> {
+  const where = "readShardInto";
   validateLayout(layout);
-  checkShardIndex(layout, shardIndex, "readShardRegion");
-  checkSel(layout, shardIndex, sel);
-  const selShape = sel.map(([a, b]) => b - a);
-  const n = product(selShape);
-  if (out !== undefined && (!matchesDType(out, layout.dtype) || out.length !== n)) {
-    throw new SchemaError(
-      `readShardRegion: out must be a ${layout.dtype} typed array of ${n} elements, got ${out.constructor.name}(${out.length})`,
-      "/out",
-      "readShardRegion",
-    );
-  }
-  const result = out ?? allocTyped(layout.dtype, n);
-  if (n === 0) return result;
+  checkShardIndex(layout, shardIndex, where);
+  checkSel(layout, shardIndex, sel, where);
+  checkTarget(layout, sel, target, where);
+  if (sel.some(([a, b]) => a === b)) return true;
 
-  const indexLen = shardIndexByteLength(layout);
-  const atStart = layout.indexLocation === "start";
-  const indexBytes = atStart ? await store.getRange(key, 0, indexLen) : await store.getSuffix(key, indexLen);
-  if (indexBytes === undefined) return undefined;
-  if (indexBytes.byteLength < indexLen) {
-    throw new CorruptShard(
-      `shard ${JSON.stringify(key)}: object is shorter than its ${indexLen}-byte index`,
-      key,
-    );
-  }
-  const index = await parseShardIndex(layout, indexBytes, Number.POSITIVE_INFINITY, key);
-
+  const head = await readHead(store, key, layout, windowFor(store, layout, shardIndex, sel));
+  if (head === undefined) return false;
   const { chunkShape, shardShape } = layout;
   const grid = chunksPerShard(layout);
   const shardOrigin = shardIndex.map((s, d) => s * shardShape[d]!);
   const lo = sel.map(([a], d) => Math.floor((a - shardOrigin[d]!) / chunkShape[d]!));
   const hi = sel.map(([, b], d) => Math.ceil((b - shardOrigin[d]!) / chunkShape[d]!));
-  const wanted: Wanted[] = [];
-  forEachIndex(lo, hi, (idx) => {
-    const linear = linearIndex(idx, grid);
-    const offset = index.offsets[linear]!;
-    if (offset >= 0) {
-      wanted.push({ linear, offset, nbytes: index.nbytes[linear]!, idx: [...idx] });
-    } else if (out !== undefined) {
-      const box = overlap(idx);
-      zeroBox(layout, result, selShape, box.dstStart, box.count);
-    }
-  });
 
-  /** The part of chunk `idx` inside sel: where it starts in the chunk and in the result, and its extent. */
-  function overlap(idx: number[]) {
+  /** The part of chunk `idx` inside sel: where it starts in the chunk and in the target, and its extent. */
+  const overlap = (idx: number[]) => {
     const srcStart: number[] = [];
     const dstStart: number[] = [];
     const count: number[] = [];
@@ -131,18 +135,77 @@ export async function readShardRegion(
       const a = Math.max(c0, sel[d]![0]);
       const b = Math.min(c0 + chunkShape[d]!, sel[d]![1]);
       srcStart.push(a - c0);
-      dstStart.push(a - sel[d]![0]);
+      dstStart.push(target.start[d]! + a - sel[d]![0]);
       count.push(b - a);
     });
     return { srcStart, dstStart, count };
-  }
+  };
+  const targetBytes = bytesOf(target.data);
+  const targetShape = Int32Array.from(target.shape);
+  const chunkShapeI32 = Int32Array.from(chunkShape);
+  const itemBytes = itemSize(layout.dtype);
+  /** Decodes the bodies of one read (one native job) and copies each chunk's part into place. */
+  const place = (members: Wanted[], bodyOf: (w: Wanted) => Uint8Array) => {
+    if (members.length === 0) return Promise.resolve();
+    const boxes = new Int32Array(members.length * 3 * chunkShape.length);
+    members.forEach((w, i) => {
+      const box = overlap(w.idx);
+      boxes.set([...box.srcStart, ...box.dstStart, ...box.count], i * 3 * chunkShape.length);
+    });
+    return decodeBoxes(
+      layout.codec,
+      members.map(bodyOf),
+      chunkShapeI32,
+      itemBytes,
+      targetBytes,
+      targetShape,
+      boxes,
+      key,
+      members.map((w) => w.linear),
+    );
+  };
 
+  const { index, bytes, from } = head;
+  const inside: Wanted[] = [];
+  const outside: Wanted[] = [];
+  forEachIndex(lo, hi, (idx) => {
+    const linear = linearIndex(idx, grid);
+    const offset = index.offsets[linear]!;
+    const nbytes = index.nbytes[linear]!;
+    if (offset < 0) {
+      if (!target.zeroed) {
+        const box = overlap(idx);
+        zeroBox(layout, target.data, target.shape, box.dstStart, box.count);
+      }
+      return;
+    }
+    const w = { linear, offset, nbytes, idx: [...idx] };
+    if (from !== undefined && offset >= from && offset + nbytes <= from + bytes.byteLength) inside.push(w);
+    else outside.push(w);
+  });
+  await Promise.all([
+    place(inside, (w) => bytes.subarray(w.offset - from!, w.offset - from! + w.nbytes)),
+    readBodies(store, key, layout, outside, place),
+  ]);
+  return true;
+}
+
+/** Fetches bodies the first read did not hold, one range read per coalesced span, and places each. */
+async function readBodies(
+  store: Store,
+  key: string,
+  layout: ArrayLayout,
+  wanted: Wanted[],
+  place: (members: Wanted[], bodyOf: (w: Wanted) => Uint8Array) => Promise<void>,
+): Promise<void> {
   const spans = coalesce(wanted);
-  // The furthest span also reads the index's worth of bytes past its end: when they are all there, no
-  // entry we use can reach into the index or past the object's end (the size is otherwise unknown).
-  const furthest = atStart
-    ? -1
-    : spans.reduce((best, s, i) => (s.end > (spans[best]?.end ?? -1) ? i : best), 0);
+  const indexLen = shardIndexByteLength(layout);
+  // Past the window of an index-at-end shard, the object's size is unknown: the furthest span also reads
+  // the index's worth of bytes past its end, so no entry we use can reach into the index or past the end.
+  const furthest =
+    layout.indexLocation === "start"
+      ? -1
+      : spans.reduce((best, s, i) => (s.end > (spans[best]?.end ?? -1) ? i : best), 0);
   await Promise.all(
     spans.map(async (span, i) => {
       const need = span.end - span.start;
@@ -160,15 +223,39 @@ export async function readShardRegion(
           key,
         );
       }
-      await Promise.all(
-        span.members.map(async (w) => {
-          const body = bytes.subarray(w.offset - span.start, w.offset - span.start + w.nbytes);
-          const chunk = await decodeChunk(layout, body, key, w.linear);
-          const box = overlap(w.idx);
-          copyStrided(chunk, chunkShape, box.srcStart, result, selShape, box.dstStart, box.count);
-        }),
+      await place(span.members, (w) =>
+        bytes.subarray(w.offset - span.start, w.offset - span.start + w.nbytes),
       );
     }),
   );
-  return result;
+}
+
+/**
+ * Reads the box `sel` (array coordinates, inside shard `shardIndex`) of the shard object `key` into a
+ * sel-shaped C-order buffer (`out` when given: chunks the shard lacks are zeroed there), as readShardInto
+ * does. Returns undefined when the object is absent; an empty box returns an empty buffer without any read.
+ */
+export async function readShardRegion(
+  store: Store,
+  key: string,
+  layout: ArrayLayout,
+  shardIndex: number[],
+  sel: [number, number][],
+  out?: TypedArray,
+): Promise<TypedArray | undefined> {
+  validateLayout(layout);
+  checkShardIndex(layout, shardIndex, "readShardRegion");
+  checkSel(layout, shardIndex, sel, "readShardRegion");
+  const selShape = sel.map(([a, b]) => b - a);
+  const n = product(selShape);
+  if (out !== undefined && (!matchesDType(out, layout.dtype) || out.length !== n)) {
+    throw new SchemaError(
+      `readShardRegion: out must be a ${layout.dtype} typed array of ${n} elements, got ${out.constructor.name}(${out.length})`,
+      "/out",
+      "readShardRegion",
+    );
+  }
+  const data = out ?? allocTyped(layout.dtype, n);
+  const target = { data, shape: selShape, start: selShape.map(() => 0), zeroed: out === undefined };
+  return (await readShardInto(store, key, layout, shardIndex, sel, target)) ? data : undefined;
 }

@@ -1,4 +1,4 @@
-import { crc32c, decode, encode } from "@zarr-stream/codecs";
+import { crc32c, decode, encodeInto, maxEncodedLength } from "@zarr-stream/codecs";
 import { CorruptShard, SchemaError, type TypedArray } from "@zarr-stream/spec";
 import { allocTyped, allZeroBytes, bytesOf, itemSize, matchesDType, viewAs } from "./dtype.js";
 import { checkShardIndex, forEachIndex, linearIndex, product } from "./grid.js";
@@ -176,6 +176,15 @@ export async function encodeShard(
 }
 
 /**
+ * Where an encoded shard may be built instead of a fresh buffer: `take(n)` returns a buffer of at least n
+ * bytes, and the shard comes back as a view into it, valid until that buffer is taken again. The writer
+ * keeps one per shard in flight, so steady-state encoding allocates nothing.
+ */
+export interface ShardOutput {
+  take(minBytes: number): Uint8Array;
+}
+
+/**
  * Encodes one shard object from its inner chunks, already apart: `chunks[i]` is inner chunk i (C order
  * over the shard's chunk grid) in its own C order, so nothing is copied before compression. Same output
  * as encodeShard of the assembled buffer. The chunks must not change until the promise settles.
@@ -184,6 +193,7 @@ export async function encodeShardChunks(
   layout: ArrayLayout,
   shardIndex: number[],
   chunks: readonly TypedArray[],
+  output?: ShardOutput,
 ): Promise<Uint8Array> {
   validateLayout(layout);
   checkShardIndex(layout, shardIndex, "encodeShardChunks");
@@ -209,60 +219,50 @@ export async function encodeShardChunks(
     layout,
     inner,
     inner.map((c, i) => (c.valid.some((v) => v === 0) ? undefined : chunks[i])),
+    output,
   );
 }
 
-/** Compresses the given chunks (undefined: past the array's edge) and lays out bodies and index. */
+/**
+ * Compresses the given chunks (undefined: past the array's edge) straight into the shard's buffer,
+ * bodies in chunk order after (index "start") or before (index "end") the index, then fills in the index.
+ */
 async function assembleShard(
   layout: ArrayLayout,
   chunks: InnerChunk[],
   data: (TypedArray | undefined)[],
+  output?: ShardOutput,
 ): Promise<Uint8Array> {
-  const bodies = await Promise.all(
-    chunks.map((c, i) => {
-      const chunk = data[i];
-      if (chunk === undefined || validPartIsZero(layout, chunk, c.valid)) return undefined;
-      return encode(layout.codec, bytesOf(chunk));
-    }),
-  );
-  return assembleShardBodies(layout, bodies);
-}
-
-/** Lays out compressed inner chunk bodies (`bodies[i]` for chunk i; undefined = missing) and the index. */
-async function assembleShardBodies(
-  layout: ArrayLayout,
-  bodies: readonly (Uint8Array | undefined)[],
-): Promise<Uint8Array> {
+  const bodies = chunks.map((c, i) => {
+    const chunk = data[i];
+    return chunk === undefined || validPartIsZero(layout, chunk, c.valid) ? undefined : bytesOf(chunk);
+  });
   const indexLen = shardIndexByteLength(layout);
-  const n = (indexLen - 4) / 16;
-  if (bodies.length !== n) {
-    throw new SchemaError(
-      `assembleShardBodies: a shard of chunk grid [${chunksPerShard(layout)}] has ${n} chunks, got ${bodies.length} bodies`,
-      "/bodies",
-      "assembleShardBodies",
-    );
-  }
-  let bodyBytes = 0;
-  for (const b of bodies) bodyBytes += b?.byteLength ?? 0;
-  const out = new Uint8Array(bodyBytes + indexLen);
+  let bound = indexLen;
+  for (const b of bodies) if (b !== undefined) bound += maxEncodedLength(layout.codec, b.length);
+  const out = output?.take(bound) ?? new Uint8Array(bound);
   const atStart = layout.indexLocation === "start";
-  const indexAt = atStart ? 0 : bodyBytes;
-  const view = new DataView(out.buffer, indexAt, indexLen);
+  const sizes = new Uint32Array(bodies.length);
+  const bodiesEnd = await encodeInto(layout.codec, bodies, out, atStart ? indexLen : 0, sizes);
+  const indexAt = atStart ? 0 : bodiesEnd;
+  const view = new DataView(out.buffer, out.byteOffset + indexAt, indexLen);
   let pos = atStart ? indexLen : 0;
+  const n = bodies.length;
   for (let i = 0; i < n; i++) {
-    const body = bodies[i];
-    if (body === undefined) {
+    const nbytes = sizes[i]!;
+    if (bodies[i] === undefined) {
       view.setBigUint64(16 * i, MISSING, true);
       view.setBigUint64(16 * i + 8, MISSING, true);
       continue;
     }
-    out.set(body, pos);
     view.setBigUint64(16 * i, BigInt(pos), true);
-    view.setBigUint64(16 * i + 8, BigInt(body.byteLength), true);
-    pos += body.byteLength;
+    view.setBigUint64(16 * i + 8, BigInt(nbytes), true);
+    pos += nbytes;
   }
   view.setUint32(16 * n, await crc32c(out.subarray(indexAt, indexAt + 16 * n)), true);
-  return out;
+  const total = bodiesEnd + (atStart ? 0 : indexLen);
+  // Without a caller's buffer, return a right-sized copy rather than a view pinning the whole bound.
+  return output === undefined ? out.slice(0, total) : out.subarray(0, total);
 }
 
 /**

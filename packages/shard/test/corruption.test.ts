@@ -12,7 +12,15 @@ import {
   readShardRegion,
   shardIndexByteLength,
 } from "../src/index.js";
-import { availableBackends, bytesOf, layoutOf, randomBytes } from "./helpers.js";
+import {
+  availableBackends,
+  bytesOf,
+  type Entry,
+  entryOf,
+  layoutOf,
+  randomBytes,
+  withEntry,
+} from "./helpers.js";
 
 const KEY = "temperature/c/0/0";
 const DEFAULT_BACKEND = codecBackend();
@@ -51,34 +59,6 @@ async function assertCorrupt(layout: ArrayLayout, bytes: Uint8Array, what: strin
     isCorrupt,
     `readShardRegion: ${what}`,
   );
-}
-
-interface Entry {
-  offset: bigint;
-  nbytes: bigint;
-}
-
-/** Rewrites index entry i and re-signs the index, so only the entry's meaning is wrong. */
-async function withEntry(
-  layout: ArrayLayout,
-  bytes: Uint8Array,
-  i: number,
-  entry: Entry,
-): Promise<Uint8Array> {
-  const out = bytes.slice();
-  const indexLen = shardIndexByteLength(layout);
-  const at = out.byteLength - indexLen;
-  const view = new DataView(out.buffer, at, indexLen);
-  view.setBigUint64(16 * i, entry.offset, true);
-  view.setBigUint64(16 * i + 8, entry.nbytes, true);
-  view.setUint32(indexLen - 4, await crc32c(out.subarray(at, at + indexLen - 4)), true);
-  return out;
-}
-
-function entryOf(layout: ArrayLayout, bytes: Uint8Array, i: number): Entry {
-  const at = bytes.byteLength - shardIndexByteLength(layout);
-  const view = new DataView(bytes.buffer, bytes.byteOffset + at);
-  return { offset: view.getBigUint64(16 * i, true), nbytes: view.getBigUint64(16 * i + 8, true) };
 }
 
 for (const profile of ["diagnostic", "wasm"] as const) {

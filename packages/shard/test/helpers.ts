@@ -1,6 +1,7 @@
+import { crc32c } from "@zarr-stream/codecs";
 import type { DType, TypedArray } from "@zarr-stream/spec";
 import { MemoryStore, type Store } from "@zarr-stream/store";
-import type { ArrayLayout } from "../src/index.js";
+import { type ArrayLayout, shardIndexByteLength } from "../src/index.js";
 
 export const STREAM_DTYPES: DType[] = ["float64", "float32", "int32", "int64", "uint8"];
 export const ALL_DTYPES: DType[] = [...STREAM_DTYPES, "uint32", "uint64"];
@@ -87,15 +88,26 @@ export interface CallLog {
   getRange: { offset: number; length: number }[];
 }
 
-/** A Store that counts the reads it forwards, to check how many round trips a read costs. */
-export function countingStore(inner: Store = new MemoryStore()): {
+/** Every read a CallLog saw. */
+export function readCount(log: CallLog): number {
+  return log.get + log.getSuffix + log.getRange.length;
+}
+
+/**
+ * A Store that counts the reads it forwards, to check how many round trips a read costs. `url` may name
+ * another kind of store than `inner` (say s3://), since the reader sizes its first read by the store's kind.
+ */
+export function countingStore(
+  inner: Store = new MemoryStore(),
+  url = inner.url,
+): {
   store: Store;
   log: CallLog;
   reset(): void;
 } {
   const log: CallLog = { get: 0, getSuffix: 0, getRange: [] };
   const store: Store = {
-    url: inner.url,
+    url,
     get: (k) => {
       log.get++;
       return inner.get(k);
@@ -123,6 +135,38 @@ export function countingStore(inner: Store = new MemoryStore()): {
       log.getRange.length = 0;
     },
   };
+}
+
+export interface Entry {
+  offset: bigint;
+  nbytes: bigint;
+}
+
+function indexStart(layout: ArrayLayout, bytes: Uint8Array): number {
+  return layout.indexLocation === "start" ? 0 : bytes.byteLength - shardIndexByteLength(layout);
+}
+
+/** Index entry i of the shard object `bytes`. */
+export function entryOf(layout: ArrayLayout, bytes: Uint8Array, i: number): Entry {
+  const view = new DataView(bytes.buffer, bytes.byteOffset + indexStart(layout, bytes));
+  return { offset: view.getBigUint64(16 * i, true), nbytes: view.getBigUint64(16 * i + 8, true) };
+}
+
+/** Rewrites index entry i and re-signs the index, so only the entry's meaning is wrong. */
+export async function withEntry(
+  layout: ArrayLayout,
+  bytes: Uint8Array,
+  i: number,
+  entry: Entry,
+): Promise<Uint8Array> {
+  const out = bytes.slice();
+  const indexLen = shardIndexByteLength(layout);
+  const at = indexStart(layout, out);
+  const view = new DataView(out.buffer, at, indexLen);
+  view.setBigUint64(16 * i, entry.offset, true);
+  view.setBigUint64(16 * i + 8, entry.nbytes, true);
+  view.setUint32(indexLen - 4, await crc32c(out.subarray(at, at + indexLen - 4)), true);
+  return out;
 }
 
 /** wasm always; native where the addon is built (setup falls back to wasm without the C libraries). */

@@ -14,7 +14,10 @@ export interface Store {
   getSuffix(key: string, n: number): Promise<Uint8Array | undefined>;
   /** Object size in bytes, or undefined when absent. */
   size(key: string): Promise<number | undefined>;
-  /** Atomic replace: a concurrent reader sees the old object or the new one, never a part. */
+  /**
+   * Atomic replace: a concurrent reader sees the old object or the new one, never a part. The store keeps
+   * no reference to `bytes` once the promise settles, so the caller may reuse the buffer then.
+   */
   put(key: string, bytes: Uint8Array): Promise<void>;
   /** Create-only: writes and returns true when absent, returns false (writing nothing) when present. */
   putIfAbsent(key: string, bytes: Uint8Array): Promise<boolean>;

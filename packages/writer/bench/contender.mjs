@@ -6,7 +6,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { codecBackend } from "@zarr-stream/codecs";
-import { readArrayLayout, readArrayRegion, readRecord } from "@zarr-stream/reader";
+import { readArrayLayout, readArrayRegion, readOutputManifest, readRecord } from "@zarr-stream/reader";
 import { FsStore } from "@zarr-stream/store";
 import { ZarrStreamWriter } from "@zarr-stream/writer";
 import { itemSize, makePool, streamSchema, totalBytes } from "./workload.mjs";
@@ -83,10 +83,15 @@ function sameBytes(a, b) {
 /** Reads back: one record's region (checked against the generator), cold and warm, then everything. */
 async function readBack(wl, pool, dir) {
   const [[a, b], [c, d]] = wl.read_region;
+  // One manifest read per record read, shared by the variables (readRecord's `manifest` option), as
+  // the peers open each array once per read.
   const readOne = async () => {
     const store = new FsStore(dir);
+    const manifest = await readOutputManifest(store);
     return Promise.all(
-      wl.vars.map((v) => readRecord(store, v.name, wl.read_record, { lat: [a, b], lon: [c, d] })),
+      wl.vars.map((v) =>
+        readRecord(store, v.name, wl.read_record, { lat: [a, b], lon: [c, d] }, { manifest }),
+      ),
     );
   };
   const got = await readOne();
@@ -163,14 +168,22 @@ async function multiProcess(role, wl, pool, dir, id, n) {
   process.stdout.write("ready\n");
   if ((await next()) !== "go") throw new Error("expected go");
   const t0 = performance.now();
+  const early = new Map(); // writer id -> tokens received ahead of their round
   for (let r = 0; r < wl.records; r++) {
     await w.writeRecord(3600 * r, recordFor(wl, pool, r, b[id]));
     if ((r + 1) % wl.commit_every !== 0 && r + 1 !== wl.records) continue;
     const token = await w.flush();
     if (role === "contributor") process.stdout.write(`${JSON.stringify(token)}\n`);
     else {
+      // A fast contributor may already have sent its next round's token: take one per writer, in order.
       const tokens = [token];
-      while (tokens.length < n) tokens.push(JSON.parse(await next()));
+      for (let id = 1; id < n; id++) {
+        while (!(early.get(id)?.length > 0)) {
+          const t = JSON.parse(await next());
+          early.set(t.writer, [...(early.get(t.writer) ?? []), t]);
+        }
+        tokens.push(early.get(id).shift());
+      }
       await w.commit(tokens);
     }
   }

@@ -1,9 +1,12 @@
+import { copyBoxes } from "@zarr-stream/codecs";
 import {
   type ArrayLayout,
   allocTyped,
+  bytesOf,
   copyStrided,
   decodeShard,
   encodeShardChunks,
+  itemSize,
   shardKey,
 } from "@zarr-stream/shard";
 import type { TypedArray } from "@zarr-stream/spec";
@@ -36,6 +39,8 @@ interface ShardBuffer {
   chunks: TypedArray[];
   slots: ChunkSlot[];
   dirty: boolean;
+  /** Reused from an earlier time shard: positions not put since still hold its values (see zeroStale). */
+  stale: boolean;
 }
 
 interface OpenTimeShard {
@@ -91,8 +96,10 @@ function chunkSlots(plan: ArrayPlan, idx: number[]): ChunkSlot[] {
  */
 export class TimeShardBuffers {
   private readonly open = new Map<number, OpenTimeShard>();
-  /** Released buffers by shard key (time index 0), reused zeroed by the next time shard: one time shard's worth. */
+  /** Released buffers by shard key (time index 0), reused (not cleared) by the next time shard: one time shard's worth. */
   private readonly spare = new Map<string, ShardBuffer>();
+  /** Encoded-shard buffers, one per shard encode in flight, reused so encoding allocates nothing. */
+  private readonly outputs: Uint8Array[] = [];
 
   constructor(
     private readonly store: Store,
@@ -130,9 +137,10 @@ export class TimeShardBuffers {
         const spareKey = shardKey(plan.name, owned);
         const reused = this.spare.get(spareKey);
         if (reused !== undefined) {
+          // Not cleared here: a streaming append overwrites every position, so clearing a time shard's
+          // worth of memory per time shard would be wasted; zeroStale clears only what stays unwritten.
           this.spare.delete(spareKey);
-          new Uint8Array(reused.data.buffer, reused.data.byteOffset, reused.data.byteLength).fill(0);
-          buffers.push({ ...reused, idx, dirty: false });
+          buffers.push({ ...reused, idx, dirty: false, stale: true });
           continue;
         }
         const data = allocTyped(plan.dtype, product(plan.layout.shardShape));
@@ -140,7 +148,7 @@ export class TimeShardBuffers {
         const chunks = Array.from({ length: data.length / size }, (_, i) =>
           data.subarray(i * size, (i + 1) * size),
         );
-        buffers.push({ plan, idx, data, chunks, slots: chunkSlots(plan, owned), dirty: false });
+        buffers.push({ plan, idx, data, chunks, slots: chunkSlots(plan, owned), dirty: false, stale: false });
       }
     }
     const shard = { buffers, filled: new Set<number>() };
@@ -163,6 +171,7 @@ export class TimeShardBuffers {
    */
   async reload(tsi: number, keep: (position: number) => boolean): Promise<void> {
     const shard = this.allocate(tsi);
+    for (const b of shard.buffers) this.clearStale(b);
     await runLimited(
       shard.buffers.map((b) => async () => {
         const key = shardKey(b.plan.name, b.idx);
@@ -204,6 +213,19 @@ export class TimeShardBuffers {
     return out;
   }
 
+  private clearStale(b: ShardBuffer): void {
+    if (!b.stale) return;
+    bytesOf(b.data).fill(0);
+    b.stale = false;
+  }
+
+  /** Resets the positions of a reused buffer that this time shard never wrote, before it is encoded. */
+  private zeroStale(b: ShardBuffer, filled: Set<number>): void {
+    if (!b.stale) return;
+    for (let pos = 0; pos < this.shardT; pos++) if (!filled.has(pos)) this.zeroPosition(b, pos);
+    b.stale = false;
+  }
+
   private zeroPosition(b: ShardBuffer, pos: number): void {
     const { chunkShape } = b.plan.layout;
     const count = chunkShape.map((n, d) => (d === b.plan.timeAxis ? 1 : n));
@@ -214,29 +236,39 @@ export class TimeShardBuffers {
     }
   }
 
-  /** Copies record `index`'s arrays (by array name) into the buffers of its time shard. */
-  put(index: number, arrays: Map<string, TypedArray>): void {
+  /**
+   * Copies record `index`'s arrays (by array name) into the buffers of its time shard: one copyBoxes job
+   * per array, so the arrays of a record copy in parallel on the codec pool. The arrays must stay
+   * unchanged until the promise settles.
+   */
+  async put(index: number, arrays: Map<string, TypedArray>): Promise<void> {
     const tsi = Math.floor(index / this.shardT);
     const pos = index % this.shardT;
     const shard = this.open.get(tsi) ?? this.allocate(tsi);
+    const byArray = new Map<ArrayPlan, { dsts: Uint8Array[]; boxes: number[] }>();
     for (const b of shard.buffers) {
-      const src = arrays.get(b.plan.name);
-      if (src === undefined) continue;
-      const { suppliedFullShape } = b.plan;
-      const { chunkShape } = b.plan.layout;
-      for (const slot of this.slotsAt(b, pos))
-        copyStrided(
-          src,
-          suppliedFullShape,
-          slot.srcStart,
-          b.chunks[slot.chunk]!,
-          chunkShape,
-          slot.dstStart,
-          slot.count,
-        );
+      if (!arrays.has(b.plan.name)) continue;
+      const job = byArray.get(b.plan) ?? { dsts: [], boxes: [] };
+      byArray.set(b.plan, job);
+      for (const slot of this.slotsAt(b, pos)) {
+        job.boxes.push(job.dsts.length, ...slot.srcStart, ...slot.dstStart, ...slot.count);
+        job.dsts.push(bytesOf(b.chunks[slot.chunk]!));
+      }
       b.dirty = true;
     }
     shard.filled.add(pos);
+    await Promise.all(
+      [...byArray].map(([plan, job]) =>
+        copyBoxes(
+          bytesOf(arrays.get(plan.name)!),
+          Int32Array.from(plan.suppliedFullShape),
+          job.dsts,
+          Int32Array.from(plan.layout.chunkShape),
+          itemSize(plan.dtype),
+          Int32Array.from(job.boxes),
+        ),
+      ),
+    );
   }
 
   /**
@@ -245,14 +277,30 @@ export class TimeShardBuffers {
    */
   async write(tsis: number[], drop: boolean): Promise<string[]> {
     const dirty: { b: ShardBuffer; tsi: number }[] = [];
-    for (const tsi of tsis)
-      for (const b of this.open.get(tsi)?.buffers ?? []) if (b.dirty) dirty.push({ b, tsi });
+    for (const tsi of tsis) {
+      const shard = this.open.get(tsi);
+      for (const b of shard?.buffers ?? []) {
+        if (!b.dirty) continue;
+        this.zeroStale(b, shard!.filled);
+        dirty.push({ b, tsi });
+      }
+    }
     const keys: string[] = [];
     await runLimited(
       dirty.map(({ b, tsi }) => async () => {
         const key = shardKey(b.plan.name, b.idx);
-        const bytes = await encodeShardChunks(this.layoutAt(b.plan, tsi), b.idx, b.chunks);
-        await this.store.put(key, bytes);
+        let out = this.outputs.pop();
+        const take = (n: number) => {
+          if (out === undefined || out.length < n) out = new Uint8Array(n);
+          return out;
+        };
+        try {
+          const bytes = await encodeShardChunks(this.layoutAt(b.plan, tsi), b.idx, b.chunks, { take });
+          await this.store.put(key, bytes);
+        } finally {
+          // Stores keep no reference to what they were given once put settles (Store.put).
+          if (out !== undefined) this.outputs.push(out);
+        }
         b.dirty = false;
         keys.push(key);
       }),

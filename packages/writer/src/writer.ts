@@ -494,10 +494,11 @@ export class ZarrStreamWriter {
     const prepared = this.prepareArrays(arrays);
     const index = this.nextIndex;
     if (this.isOwner) prepared.set(this.schema.time_dim, Float64Array.of(t));
-    this.buffers.put(index, prepared);
+    // State first: a second writeRecord issued before this one settles still gets the next index.
     this.nextIndex += 1;
     this.lastT = t;
     this.pending.records.set(index, t);
+    await this.buffers.put(index, prepared);
     if (index % this.shardT === this.shardT - 1) {
       // A full time shard is encoded and written while the caller produces the next one; at most one is
       // in flight, so memory stays at two time shards of buffers.
@@ -525,7 +526,7 @@ export class ZarrStreamWriter {
     const tsi = Math.floor(index / this.shardT);
     if (!this.buffers.has(tsi))
       await this.buffers.reload(tsi, (pos) => this.isCommittedInView(tsi * this.shardT + pos));
-    this.buffers.put(index, prepared);
+    await this.buffers.put(index, prepared);
     this.pending.records.set(index, t);
     const valid = Math.min(this.shardT, times.length - tsi * this.shardT);
     if (this.buffers.filledCount(tsi) === valid) {
