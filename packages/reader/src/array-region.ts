@@ -3,6 +3,7 @@ import {
   allocTyped,
   parseArrayZarrJson,
   readShardInto,
+  SHARD_WINDOW,
   shardKey,
 } from "@zarr-stream/shard";
 import type { TypedArray } from "@zarr-stream/spec";
@@ -20,6 +21,13 @@ export async function readArrayLayout(store: Store, arrayPath: string): Promise<
 
 /** How many shard reads run at once: enough to overlap I/O with decoding on a few cores. */
 const READ_CONCURRENCY = 8;
+
+/**
+ * Shard-window buffers kept between reads, one per concurrent shard read at most (8 x 4 MiB): a fresh
+ * multi-megabyte buffer per shard read cost page faults and frequent full GCs from external-memory
+ * pressure, a third of a whole-store read's CPU (issue #10).
+ */
+const windowBuffers: Uint8Array[] = [];
 
 /**
  * Reads the box `sel` (per dim [start, stop) in array coordinates) of an array into a C-order buffer of the
@@ -63,6 +71,14 @@ export async function readArrayRegion(
   walk(0, []);
   let next = 0;
   const worker = async () => {
+    const scratch = windowBuffers.pop() ?? new Uint8Array(SHARD_WINDOW);
+    try {
+      await readShards(scratch);
+    } finally {
+      if (windowBuffers.length < READ_CONCURRENCY) windowBuffers.push(scratch);
+    }
+  };
+  const readShards = async (scratch: Uint8Array) => {
     while (next < shardIndices.length) {
       const idx = shardIndices[next++]!;
       const inter = idx.map((i, d) => {
@@ -70,12 +86,20 @@ export async function readArrayRegion(
         return [Math.max(sel[d]![0], i * s), Math.min(sel[d]![1], (i + 1) * s)] as [number, number];
       });
       // Straight into `out`, fresh and so zero wherever a shard or chunk is absent (fill).
-      await readShardInto(store, shardKey(arrayPath, idx), layout, idx, inter, {
-        data: out,
-        shape: outShape,
-        start: inter.map(([a], d) => a - sel[d]![0]),
-        zeroed: true,
-      });
+      await readShardInto(
+        store,
+        shardKey(arrayPath, idx),
+        layout,
+        idx,
+        inter,
+        {
+          data: out,
+          shape: outShape,
+          start: inter.map(([a], d) => a - sel[d]![0]),
+          zeroed: true,
+        },
+        scratch,
+      );
     }
   };
   await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, shardIndices.length) }, worker));

@@ -100,7 +100,9 @@ function checkTarget(layout: ArrayLayout, sel: [number, number][], t: ReadTarget
  * `target`, decoding only the inner chunks the box touches, each copied once into place. The first read
  * takes a window from the index end (see read-window.ts) holding the index and, when the object fits, every
  * body; other bodies are fetched with one range read per run of nearby bodies. Returns false, writing
- * nothing, when the object is absent.
+ * nothing, when the object is absent. With `scratch` (at least SHARD_WINDOW bytes) and a store that has
+ * getSuffixInto, the window is read into it, so a caller reading many shards allocates nothing per shard;
+ * scratch is free again once the promise settles.
  */
 export async function readShardInto(
   store: Store,
@@ -109,6 +111,7 @@ export async function readShardInto(
   shardIndex: number[],
   sel: [number, number][],
   target: ReadTarget,
+  scratch?: Uint8Array,
 ): Promise<boolean> {
   const where = "readShardInto";
   validateLayout(layout);
@@ -117,7 +120,7 @@ export async function readShardInto(
   checkTarget(layout, sel, target, where);
   if (sel.some(([a, b]) => a === b)) return true;
 
-  const head = await readHead(store, key, layout, windowFor(store, layout, shardIndex, sel));
+  const head = await readHead(store, key, layout, windowFor(store, layout, shardIndex, sel), scratch);
   if (head === undefined) return false;
   const { chunkShape, shardShape } = layout;
   const grid = chunksPerShard(layout);

@@ -40,6 +40,14 @@ export function windowFor(
   return whole ? SHARD_WINDOW : LOCAL_SHARD_WINDOW;
 }
 
+/** getSuffix, into `scratch` when the store can and it is big enough (then valid until scratch is reused). */
+async function suffix(store: Store, key: string, n: number, scratch?: Uint8Array) {
+  if (scratch === undefined || store.getSuffixInto === undefined || scratch.length < n)
+    return store.getSuffix(key, n);
+  const got = await store.getSuffixInto(key, n, scratch);
+  return got === undefined ? undefined : scratch.subarray(0, got);
+}
+
 /** The parsed index and the window it came in; `from` is the object offset of `bytes[0]` when known. */
 interface Head {
   index: ShardIndex;
@@ -56,11 +64,12 @@ export async function readHead(
   key: string,
   layout: ArrayLayout,
   window: number,
+  scratch?: Uint8Array,
 ): Promise<Head | undefined> {
   const indexLen = shardIndexByteLength(layout);
   const atStart = layout.indexLocation === "start";
   const ask = Math.max(window, indexLen);
-  const bytes = atStart ? await store.getRange(key, 0, ask) : await store.getSuffix(key, ask);
+  const bytes = atStart ? await store.getRange(key, 0, ask) : await suffix(store, key, ask, scratch);
   if (bytes === undefined) return undefined;
   if (bytes.byteLength < indexLen) {
     throw new CorruptShard(

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { type FileHandle, link, lstat, mkdir, open, readdir, rename, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { StoreError } from "@zarr-stream/spec";
+import { SchemaError, StoreError } from "@zarr-stream/spec";
 import { withKeyLock } from "./fs-key-lock.js";
 import {
   assertByteCount,
@@ -59,6 +59,22 @@ export class FsStore implements Store {
     return this.#read(key, (file, size) => {
       const start = Math.max(0, size - n);
       return readFully(file, start, size - start);
+    });
+  }
+
+  async getSuffixInto(key: string, n: number, into: Uint8Array): Promise<number | undefined> {
+    assertValidKey(key);
+    assertByteCount("suffix length", n, key);
+    if (!(into instanceof Uint8Array))
+      throw new SchemaError("getSuffixInto: into must be a Uint8Array", "/into");
+    return this.#read(key, async (file, size) => {
+      const start = Math.max(0, size - n);
+      if (into.length < size - start)
+        throw new SchemaError(
+          `getSuffixInto: ${key} needs ${size - start} bytes, into holds ${into.length}`,
+          "/into",
+        );
+      return (await readFully(file, start, size - start, into)).length;
     });
   }
 
@@ -239,18 +255,24 @@ async function stage(dir: string, bytes: Uint8Array, key: string): Promise<strin
   }
 }
 
-async function readFully(file: FileHandle, position: number, length: number): Promise<Uint8Array> {
+/** Reads `length` bytes at `position` into `into` (the caller's buffer, first bytes) or a new buffer. */
+async function readFully(
+  file: FileHandle,
+  position: number,
+  length: number,
+  into?: Uint8Array,
+): Promise<Uint8Array> {
   // Not zero-filled first: the read overwrites every byte we hand out, and clearing megabytes per shard
-  // read was a tenth of a reader's JS time (issue #10). A short read returns a copy, so the uninitialised
-  // tail is never reachable through the result's buffer.
-  const out = new Uint8Array(Buffer.allocUnsafeSlow(length).buffer, 0, length);
+  // read was a tenth of a reader's JS time (issue #10). A short read of a fresh buffer returns a copy, so
+  // the uninitialised tail is never reachable through the result's buffer.
+  const out = into ?? new Uint8Array(Buffer.allocUnsafeSlow(length).buffer, 0, length);
   let done = 0;
   while (done < length) {
     const { bytesRead } = await file.read(out, done, length - done, position + done);
-    if (bytesRead === 0) return out.slice(0, done);
+    if (bytesRead === 0) return into ? out.subarray(0, done) : out.slice(0, done);
     done += bytesRead;
   }
-  return out;
+  return out.subarray(0, length);
 }
 
 async function walk(dir: string, keyPrefix: string, fragment: string, out: string[], prefix: string) {

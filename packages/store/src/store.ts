@@ -12,6 +12,12 @@ export interface Store {
   getRange(key: string, offset: number, length: number): Promise<Uint8Array | undefined>;
   /** The last n bytes (all of it when shorter), or undefined when absent. */
   getSuffix(key: string, n: number): Promise<Uint8Array | undefined>;
+  /**
+   * Optional: getSuffix into the caller's buffer (its first bytes), resolving with how many bytes were
+   * written, or undefined when absent; `into` must hold min(n, size) bytes. Lets a reader reuse its
+   * buffers instead of allocating one per read (stores whose reads allocate anyway need not offer it).
+   */
+  getSuffixInto?(key: string, n: number, into: Uint8Array): Promise<number | undefined>;
   /** Object size in bytes, or undefined when absent. */
   size(key: string): Promise<number | undefined>;
   /**

@@ -82,6 +82,26 @@ export function storeSuite(name: string, makeStore: () => Promise<Store> | Store
       assert.deepEqual(await s.getSuffix("k", 0), new Uint8Array(0));
     });
 
+    it("Store.getSuffixInto (where offered): what getSuffix returns, written into the caller's buffer", async (t) => {
+      const s = await makeStore();
+      if (s.getSuffixInto === undefined) {
+        // Optional by contract; the stores that have it must say so (FsStore).
+        assert.notEqual(name, "FsStore");
+        return;
+      }
+      await s.put("k", bytes(5, 6, 7, 8));
+      const into = new Uint8Array(8).fill(0xee);
+      for (const n of [0, 2, 4, 1000]) {
+        const got = await s.getSuffixInto("k", n, into);
+        assert.equal(got, Math.min(n, 4), `n = ${n}`);
+        assert.deepEqual(into.subarray(0, got), await s.getSuffix("k", n));
+      }
+      assert.deepEqual(into.subarray(4), new Uint8Array(4).fill(0xee), "nothing past the suffix is written");
+      assert.equal(await s.getSuffixInto("nope", 4, into), undefined);
+      await assert.rejects(s.getSuffixInto("k", 4, new Uint8Array(3)), "a buffer too small is refused");
+      t.diagnostic(`${name}: getSuffixInto offered`);
+    });
+
     it("standards: range arguments that are not non-negative integers are refused with StoreError", async () => {
       const s = await makeStore();
       await s.put("k", bytes(1, 2, 3));
