@@ -2,8 +2,8 @@ import {
   type ArrayLayout,
   allocTyped,
   parseArrayZarrJson,
+  type ReusableBuffer,
   readShardInto,
-  SHARD_WINDOW,
   shardKey,
 } from "@zarr-stream/shard";
 import type { TypedArray } from "@zarr-stream/spec";
@@ -23,9 +23,9 @@ export async function readArrayLayout(store: Store, arrayPath: string): Promise<
 const READ_CONCURRENCY = 8;
 
 /**
- * Shard-window buffers kept between reads, one per concurrent shard read at most (8 x 4 MiB): a fresh
- * multi-megabyte buffer per shard read cost page faults and frequent full GCs from external-memory
- * pressure, a third of a whole-store read's CPU (issue #10).
+ * Shard-window buffers kept between reads, at most one per concurrent shard read (8, each up to the 4 MiB
+ * remote window): a fresh multi-megabyte buffer per shard read cost page faults and frequent full GCs from
+ * external-memory pressure, a third of a whole-store read's CPU (issue #10).
  */
 const windowBuffers: Uint8Array[] = [];
 
@@ -71,14 +71,20 @@ export async function readArrayRegion(
   walk(0, []);
   let next = 0;
   const worker = async () => {
-    const scratch = windowBuffers.pop() ?? new Uint8Array(SHARD_WINDOW);
+    // Grown to the largest window this worker reads; not zero-filled, every byte handed out is read first.
+    let scratch = windowBuffers.pop();
+    const take = (n: number) => {
+      if (scratch === undefined || scratch.length < n)
+        scratch = new Uint8Array(Buffer.allocUnsafeSlow(n).buffer, 0, n);
+      return scratch;
+    };
     try {
-      await readShards(scratch);
+      await readShards({ take });
     } finally {
-      if (windowBuffers.length < READ_CONCURRENCY) windowBuffers.push(scratch);
+      if (scratch !== undefined && windowBuffers.length < READ_CONCURRENCY) windowBuffers.push(scratch);
     }
   };
-  const readShards = async (scratch: Uint8Array) => {
+  const readShards = async (scratch: ReusableBuffer) => {
     while (next < shardIndices.length) {
       const idx = shardIndices[next++]!;
       const inter = idx.map((i, d) => {

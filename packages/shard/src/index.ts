@@ -15,8 +15,8 @@ export {
   encodeShard,
   encodeShardChunks,
   parseShardIndex,
+  type ReusableBuffer,
   type ShardIndex,
-  type ShardOutput,
   shardIndexByteLength,
 } from "./shard-format.js";
 export { copyStrided } from "./strided.js";

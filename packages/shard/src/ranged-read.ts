@@ -5,7 +5,7 @@ import { allocTyped, bytesOf, itemSize, matchesDType } from "./dtype.js";
 import { checkShardIndex, forEachIndex, linearIndex, product } from "./grid.js";
 import { type ArrayLayout, chunksPerShard, validateLayout } from "./metadata.js";
 import { readHead, windowFor } from "./read-window.js";
-import { shardIndexByteLength, zeroBox } from "./shard-format.js";
+import { type ReusableBuffer, shardIndexByteLength, zeroBox } from "./shard-format.js";
 
 /** Chunk bodies closer than this are fetched in one read: a few KiB extra beats another round trip. */
 export const COALESCE_GAP = 4096;
@@ -100,9 +100,9 @@ function checkTarget(layout: ArrayLayout, sel: [number, number][], t: ReadTarget
  * `target`, decoding only the inner chunks the box touches, each copied once into place. The first read
  * takes a window from the index end (see read-window.ts) holding the index and, when the object fits, every
  * body; other bodies are fetched with one range read per run of nearby bodies. Returns false, writing
- * nothing, when the object is absent. With `scratch` (at least SHARD_WINDOW bytes) and a store that has
- * getSuffixInto, the window is read into it, so a caller reading many shards allocates nothing per shard;
- * scratch is free again once the promise settles.
+ * nothing, when the object is absent. With `scratch` and a store that has getSuffixInto, the window is
+ * read into it, so a caller reading many shards allocates nothing per shard; scratch is free again once
+ * the promise settles.
  */
 export async function readShardInto(
   store: Store,
@@ -111,7 +111,7 @@ export async function readShardInto(
   shardIndex: number[],
   sel: [number, number][],
   target: ReadTarget,
-  scratch?: Uint8Array,
+  scratch?: ReusableBuffer,
 ): Promise<boolean> {
   const where = "readShardInto";
   validateLayout(layout);

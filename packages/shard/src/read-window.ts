@@ -1,7 +1,12 @@
 import { CorruptShard } from "@zarr-stream/spec";
 import type { Store } from "@zarr-stream/store";
 import type { ArrayLayout } from "./metadata.js";
-import { parseShardIndex, type ShardIndex, shardIndexByteLength } from "./shard-format.js";
+import {
+  parseShardIndex,
+  type ReusableBuffer,
+  type ShardIndex,
+  shardIndexByteLength,
+} from "./shard-format.js";
 
 /**
  * The first read of a shard is a window at its index end: the index, plus every body when the object is
@@ -40,12 +45,12 @@ export function windowFor(
   return whole ? SHARD_WINDOW : LOCAL_SHARD_WINDOW;
 }
 
-/** getSuffix, into `scratch` when the store can and it is big enough (then valid until scratch is reused). */
-async function suffix(store: Store, key: string, n: number, scratch?: Uint8Array) {
-  if (scratch === undefined || store.getSuffixInto === undefined || scratch.length < n)
-    return store.getSuffix(key, n);
-  const got = await store.getSuffixInto(key, n, scratch);
-  return got === undefined ? undefined : scratch.subarray(0, got);
+/** getSuffix, into the caller's reusable buffer when the store can (then valid until it is taken again). */
+async function suffix(store: Store, key: string, n: number, scratch?: ReusableBuffer) {
+  if (scratch === undefined || store.getSuffixInto === undefined) return store.getSuffix(key, n);
+  const into = scratch.take(n);
+  const got = await store.getSuffixInto(key, n, into);
+  return got === undefined ? undefined : into.subarray(0, got);
 }
 
 /** The parsed index and the window it came in; `from` is the object offset of `bytes[0]` when known. */
@@ -64,7 +69,7 @@ export async function readHead(
   key: string,
   layout: ArrayLayout,
   window: number,
-  scratch?: Uint8Array,
+  scratch?: ReusableBuffer,
 ): Promise<Head | undefined> {
   const indexLen = shardIndexByteLength(layout);
   const atStart = layout.indexLocation === "start";

@@ -176,11 +176,12 @@ export async function encodeShard(
 }
 
 /**
- * Where an encoded shard may be built instead of a fresh buffer: `take(n)` returns a buffer of at least n
- * bytes, and the shard comes back as a view into it, valid until that buffer is taken again. The writer
- * keeps one per shard in flight, so steady-state encoding allocates nothing.
+ * A caller's buffer to work in instead of a fresh one: `take(n)` returns a buffer of at least n bytes
+ * (growing it when needed). What is built in it (an encoded shard, a read window) is a view into it, valid
+ * until the buffer is taken again. The writer keeps one per shard encode in flight and the reader one per
+ * shard read, so steady-state encoding and reading allocate nothing.
  */
-export interface ShardOutput {
+export interface ReusableBuffer {
   take(minBytes: number): Uint8Array;
 }
 
@@ -193,7 +194,7 @@ export async function encodeShardChunks(
   layout: ArrayLayout,
   shardIndex: number[],
   chunks: readonly TypedArray[],
-  output?: ShardOutput,
+  output?: ReusableBuffer,
 ): Promise<Uint8Array> {
   validateLayout(layout);
   checkShardIndex(layout, shardIndex, "encodeShardChunks");
@@ -231,7 +232,7 @@ async function assembleShard(
   layout: ArrayLayout,
   chunks: InnerChunk[],
   data: (TypedArray | undefined)[],
-  output?: ShardOutput,
+  output?: ReusableBuffer,
 ): Promise<Uint8Array> {
   const bodies = chunks.map((c, i) => {
     const chunk = data[i];
