@@ -1,13 +1,18 @@
 /* Node-API glue over the system c-blosc and libzstd. Every (de)compression runs as async work on the
  * libuv pool so that several chunks in flight use every core; the JS side has already validated the
  * arguments, but each decoder re-checks the frame here because a corrupt frame must never yield bytes. */
+#define _GNU_SOURCE /* O_DIRECT */
 #include <blosc.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <node_api.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <uv.h>
 #include <zstd.h>
 
 #include "crc32c.h"
@@ -16,7 +21,7 @@
 #error "crc32c slicing tables assume a little-endian host"
 #endif
 
-typedef enum { OP_BLOSC_ENC, OP_BLOSC_DEC, OP_ZSTD_ENC, OP_ZSTD_DEC, OP_CRC, OP_PACK, OP_COPY, OP_UNPACK } op_t;
+typedef enum { OP_BLOSC_ENC, OP_BLOSC_DEC, OP_ZSTD_ENC, OP_ZSTD_DEC, OP_CRC, OP_PACK, OP_COPY, OP_UNPACK, OP_WRITE } op_t;
 
 #define MAX_RANK 32
 
@@ -56,6 +61,11 @@ typedef struct {
    * decode. */
   uint8_t *target;
   size_t failed;
+  /* OP_WRITE: src (srclen bytes) into a new file at path; on failure err is the errno and syscall the
+   * call that set it. */
+  char *path;
+  int err;
+  const char *syscall;
 } job_t;
 
 /* One zstd context per pool thread: creating a level-5 CCtx allocates megabytes, too costly per chunk. */
@@ -340,6 +350,84 @@ static void unpack_decode(job_t *j) {
   j->dst = NULL;
 }
 
+/* Direct writes. On the machines we measured, copying written bytes into the page cache cost the kernel
+ * more CPU than a tenth of what zstd spends producing them (issue #10: dd of 1 GB with fsync, 2.6 s of
+ * system time buffered against 0.3 s with O_DIRECT). A shard is written once, fsynced at once and not read
+ * back by the writer, so the cache copy buys nothing. The caller's bytes have no alignment guarantee (V8
+ * owns them), so whole blocks go through an aligned per-thread bounce buffer (a user-space memcpy of hot
+ * memory, far cheaper than the kernel's copy into fresh cache pages) and the last partial block is written
+ * buffered after O_DIRECT is cleared from the descriptor. */
+#define DIO_ALIGN ((size_t)4096)
+#define DIO_BOUNCE ((size_t)2 << 20)
+static __thread uint8_t *tl_bounce;
+
+static int write_all(int fd, const uint8_t *p, size_t n, size_t at) {
+  while (n) {
+    ssize_t w = pwrite(fd, p, n, (off_t)at);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      if (w == 0) errno = EIO;
+      return -1;
+    }
+    p += w;
+    at += (size_t)w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
+
+/* Writes the first `whole` bytes (a multiple of DIO_ALIGN) with O_DIRECT; returns the offset reached (a
+ * short write stops early and leaves the rest to the buffered tail) or -1. */
+static ssize_t write_direct_blocks(int fd, const uint8_t *src, size_t whole) {
+  size_t done = 0;
+  if (whole && !tl_bounce && posix_memalign((void **)&tl_bounce, DIO_ALIGN, DIO_BOUNCE) != 0) {
+    tl_bounce = NULL;
+    errno = ENOMEM;
+    return -1;
+  }
+  while (done < whole) {
+    size_t n = whole - done < DIO_BOUNCE ? whole - done : DIO_BOUNCE;
+    memcpy(tl_bounce, src + done, n);
+    ssize_t w = pwrite(fd, tl_bounce, n, (off_t)done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) return -1;
+    done += (size_t)w;
+    if ((size_t)w != n) break;
+  }
+  return (ssize_t)done;
+}
+
+static void direct_write(job_t *j) {
+#ifdef O_DIRECT
+  j->syscall = "open";
+  int fd = open(j->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_DIRECT, 0666);
+  if (fd < 0) goto failed;
+  j->syscall = "write";
+  ssize_t done = write_direct_blocks(fd, j->src, j->srclen / DIO_ALIGN * DIO_ALIGN);
+  if (done < 0) goto failed_open;
+  if ((size_t)done < j->srclen) {
+    int flags = fcntl(fd, F_GETFL);
+    if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_DIRECT) < 0) goto failed_open;
+    if (write_all(fd, j->src + done, j->srclen - (size_t)done, (size_t)done) < 0) goto failed_open;
+  }
+  j->syscall = "fsync";
+  if (fsync(fd) < 0) goto failed_open;
+  j->syscall = "close";
+  if (close(fd) < 0) goto failed;
+  return;
+failed_open:
+  j->err = errno;
+  close(fd);
+  errno = j->err;
+failed:
+  j->err = errno;
+#else
+  j->syscall = "open";
+  j->err = ENOTSUP;
+#endif
+  snprintf(j->msg, sizeof(j->msg), "%s failed: %s", j->syscall, strerror(j->err));
+}
+
 static void execute(napi_env env, void *data) {
   (void)env;
   job_t *j = data;
@@ -353,17 +441,25 @@ static void execute(napi_env env, void *data) {
     case OP_PACK: pack_encode(j); break;
     case OP_COPY: copy_boxes(j); break;
     case OP_UNPACK: unpack_decode(j); break;
+    case OP_WRITE: direct_write(j); break;
   }
 }
 
 static napi_value make_error(napi_env env, const job_t *j, const char *fallback) {
   napi_value code, msg, err, failed;
-  napi_create_string_utf8(env, j->corrupt ? "ZS_CORRUPT" : "ZS_INTERNAL", NAPI_AUTO_LENGTH, &code);
+  /* Direct-write errors carry the errno's name as their code, as node:fs errors do. */
+  const char *name = j->err ? uv_err_name(-j->err) : j->corrupt ? "ZS_CORRUPT" : "ZS_INTERNAL";
+  napi_create_string_utf8(env, name, NAPI_AUTO_LENGTH, &code);
   napi_create_string_utf8(env, j->msg[0] ? j->msg : fallback, NAPI_AUTO_LENGTH, &msg);
   napi_create_error(env, code, msg, &err);
   if (j->op == OP_UNPACK) {
     napi_create_double(env, (double)j->failed, &failed);
     napi_set_named_property(env, err, "frame", failed);
+  }
+  if (j->err) {
+    napi_value sys;
+    napi_create_string_utf8(env, j->syscall, NAPI_AUTO_LENGTH, &sys);
+    napi_set_named_property(env, err, "syscall", sys);
   }
   return err;
 }
@@ -376,7 +472,7 @@ static void complete(napi_env env, napi_status status, void *data) {
     napi_create_uint32(env, j->crc, &result);
   } else if (ok && j->op == OP_PACK) {
     napi_create_double(env, (double)j->dstlen, &result);
-  } else if (ok && (j->op == OP_COPY || j->op == OP_UNPACK)) {
+  } else if (ok && (j->op == OP_COPY || j->op == OP_UNPACK || j->op == OP_WRITE)) {
     napi_get_undefined(env, &result);
   } else if (ok && (j->op == OP_BLOSC_DEC || j->op == OP_ZSTD_DEC)) {
     /* A plain Uint8Array over the Buffer's memory: callers compare results with Uint8Arrays. */
@@ -409,6 +505,7 @@ static void complete(napi_env env, napi_status status, void *data) {
   free(j->srcs);
   free(j->srclens);
   free(j->boxes);
+  free(j->path);
   free(j);
 }
 
@@ -555,6 +652,7 @@ static napi_value bad_args(napi_env env, job_t *j, const char *what) {
   free(j->srcs);
   free(j->srclens);
   free(j->boxes);
+  free(j->path);
   free(j);
   napi_throw_type_error(env, "ZS_ARGS", what);
   return NULL;
@@ -653,6 +751,23 @@ static napi_value unpack_js(napi_env env, napi_callback_info info) {
   return queue_with(env, j, argv[0], argv[4]);
 }
 
+/* writeFileDirect(path: string, bytes: Uint8Array): creates path (it must not exist), writes bytes around
+ * the page cache where the filesystem allows (see direct_write) and fsyncs. Rejects with the errno's name
+ * as code and the failing call as syscall; EINVAL from open or write means no direct I/O here. */
+static napi_value write_js(napi_env env, napi_callback_info info) {
+  size_t argc = 2, plen = 0;
+  napi_value argv[2];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  job_t *j = new_job(env, OP_WRITE);
+  if (!j) return NULL;
+  int ok = argc == 2 && napi_get_value_string_utf8(env, argv[0], NULL, 0, &plen) == napi_ok && plen > 0 &&
+           (j->path = malloc(plen + 1)) != NULL &&
+           napi_get_value_string_utf8(env, argv[0], j->path, plen + 1, &plen) == napi_ok &&
+           strlen(j->path) == plen && get_bytes(env, argv[1], &j->src, &j->srclen);
+  if (!ok) return bad_args(env, j, "bad arguments to writeFileDirect");
+  return queue_with(env, j, argv[1], argv[1]);
+}
+
 static napi_value blosc_encode_js(napi_env env, napi_callback_info i) { return start(env, i, OP_BLOSC_ENC); }
 static napi_value blosc_decode_js(napi_env env, napi_callback_info i) { return start(env, i, OP_BLOSC_DEC); }
 static napi_value zstd_encode_js(napi_env env, napi_callback_info i) { return start(env, i, OP_ZSTD_ENC); }
@@ -705,6 +820,7 @@ static napi_value init(napi_env env, napi_value exports) {
       {"encodePacked", NULL, pack_js, NULL, NULL, NULL, napi_default, NULL},
       {"copyBoxes", NULL, copy_js, NULL, NULL, NULL, napi_default, NULL},
       {"decodeBoxes", NULL, unpack_js, NULL, NULL, NULL, napi_default, NULL},
+      {"writeFileDirect", NULL, write_js, NULL, NULL, NULL, napi_default, NULL},
       {"crc32cSync", NULL, crc32c_sync_js, NULL, NULL, NULL, napi_default, NULL},
       {"crc32cPortable", NULL, crc32c_portable_js, NULL, NULL, NULL, napi_default, NULL},
       {"info", NULL, info_js, NULL, NULL, NULL, napi_default, NULL},

@@ -8,6 +8,7 @@ import { wasmBackend } from "./wasm-backend.js";
 
 export { type CodecSpec, MAX_CHUNK_BYTES, profileCodec } from "./codec-spec.js";
 export { boxStride } from "./copy-boxes.js";
+export { type DirectFileWriter, directFileWriter } from "./direct-write.js";
 
 let active: Backend | undefined;
 

@@ -32,6 +32,7 @@ interface Addon {
   ): Promise<number>;
   copyBoxes(...args: CopyBoxesArgs): Promise<void>;
   decodeBoxes(frames: readonly Uint8Array[], zstd: 0 | 1, ...rest: Tail<DecodeBoxesArgs>): Promise<void>;
+  writeFileDirect(path: string, bytes: Uint8Array): Promise<void>;
   crc32cSync(data: Uint8Array): number;
   crc32cPortable(data: Uint8Array): number;
   info(): { blosc: string; zstd: string; zstdCompiledIn: boolean; crc32cHardware: boolean };

@@ -3,6 +3,7 @@ import { type FileHandle, link, lstat, mkdir, open, readdir, rename, stat, unlin
 import { basename, dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { SchemaError, StoreError } from "@zarr-stream/spec";
+import { DirectWrites } from "./direct-writes.js";
 import { withKeyLock } from "./fs-key-lock.js";
 import {
   assertByteCount,
@@ -27,6 +28,7 @@ export class FsStore implements Store {
   readonly url: string;
   /** Absolute path of the store root; created by the first write. */
   readonly root: string;
+  readonly #direct = DirectWrites.fromEnvironment();
 
   constructor(rootDir: string) {
     if (typeof rootDir !== "string" || rootDir === "" || rootDir.includes("\0")) {
@@ -95,7 +97,7 @@ export class FsStore implements Store {
     const target = this.#path(key);
     const dir = dirname(target);
     const newDirs = await this.#makeDir(dir, key);
-    await replace(dir, target, bytes, key);
+    await replace(dir, target, bytes, key, this.#direct);
     await syncDirs(newDirs);
   }
 
@@ -120,7 +122,7 @@ export class FsStore implements Store {
     return withKeyLock(dir, basename(target), key, async () => {
       const current = await this.get(key);
       if ((current === undefined ? null : contentVersion(current)) !== expected) return undefined;
-      await replace(dir, target, bytes, key);
+      await replace(dir, target, bytes, key, this.#direct);
       await syncDirs(newDirs);
       return contentVersion(bytes);
     });
@@ -134,7 +136,7 @@ export class FsStore implements Store {
     if (await exists(target, key)) return false;
     const dir = dirname(target);
     const newDirs = await this.#makeDir(dir, key);
-    const temp = await stage(dir, bytes, key);
+    const temp = await stage(dir, bytes, key, this.#direct);
     let created = true;
     try {
       await link(temp, target);
@@ -225,8 +227,14 @@ export class FsStore implements Store {
   }
 }
 
-async function replace(dir: string, target: string, bytes: Uint8Array, key: string): Promise<void> {
-  const temp = await stage(dir, bytes, key);
+async function replace(
+  dir: string,
+  target: string,
+  bytes: Uint8Array,
+  key: string,
+  direct: DirectWrites,
+): Promise<void> {
+  const temp = await stage(dir, bytes, key, direct);
   try {
     await rename(temp, target);
   } catch (err) {
@@ -239,10 +247,11 @@ function contentVersion(bytes: Uint8Array): string {
   return `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
 }
 
-async function stage(dir: string, bytes: Uint8Array, key: string): Promise<string> {
+async function stage(dir: string, bytes: Uint8Array, key: string, direct: DirectWrites): Promise<string> {
   const temp = join(dir, `${TEMP_PREFIX}${process.pid}-${randomBytes(8).toString("hex")}`);
   let file: FileHandle | undefined;
   try {
+    if (await direct.write(temp, bytes)) return temp;
     file = await open(temp, "wx");
     await file.writeFile(bytes);
     await file.sync();

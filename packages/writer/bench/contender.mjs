@@ -5,7 +5,7 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createInterface } from "node:readline";
-import { codecBackend } from "@zarr-stream/codecs";
+import { codecBackend, directFileWriter } from "@zarr-stream/codecs";
 import { readArrayLayout, readArrayRegion, readOutputManifest, readRecord } from "@zarr-stream/reader";
 import { FsStore } from "@zarr-stream/store";
 import { ZarrStreamWriter } from "@zarr-stream/writer";
@@ -223,6 +223,7 @@ async function main() {
   const reads = await readBack(wl, pool, dir);
   const result = {
     backend: codecBackend(),
+    direct_io: process.env.ZSTREAM_DIRECT_IO !== "0" && directFileWriter() !== undefined,
     write_s: writeS,
     write_MBps: totalBytes(wl) / MB / writeS,
     write_cpu_s: (cpu.user + cpu.system) / 1e6,

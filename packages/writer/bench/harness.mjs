@@ -120,7 +120,11 @@ async function measure(name, wlFile, wl, workDir) {
     case "zarr-stream":
       return node("single", { ZSTREAM_CODECS: "native" });
     case "zarr-stream-wasm":
-      return node("single", { ZSTREAM_CODECS: "wasm" });
+      // Stands for a machine without the native addon, so without its direct writes either.
+      return node("single", { ZSTREAM_CODECS: "wasm", ZSTREAM_DIRECT_IO: "0" });
+    case "zarr-stream-buffered":
+      // The same writer through the page cache, as every peer writes: what direct writes are worth.
+      return node("single", { ZSTREAM_CODECS: "native", ZSTREAM_DIRECT_IO: "0" });
     case "zarr-stream-preload":
       // Experiment: the same writer with another libzstd interposed (ZS_BENCH_PRELOAD=/path/libzstd.so).
       return node("single", { ZSTREAM_CODECS: "native", LD_PRELOAD: process.env.ZS_BENCH_PRELOAD ?? "" });
@@ -177,6 +181,7 @@ export async function runBench(opts = {}) {
   const wlFile = join(workDir, "workload.json");
   writeFileSync(wlFile, JSON.stringify(wl));
   const variants = opts.variants ?? [
+    "zarr-stream-buffered",
     "zarr-stream-4regions",
     "zarr-stream-4procs",
     ...(process.env.ZS_BENCH_PRELOAD ? ["zarr-stream-preload"] : []),

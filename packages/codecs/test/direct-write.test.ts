@@ -1,0 +1,73 @@
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { directFileWriter } from "../src/index.js";
+
+// Inside the package rather than os.tmpdir(): a tmpfs /tmp keeps every page in memory whatever we do,
+// and the page-cache assertion below is about a disk filesystem.
+const dir = mkdtempSync(join(fileURLToPath(new URL("../..", import.meta.url)), ".direct-write-"));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+function writer() {
+  const w = directFileWriter();
+  assert.ok(w, "the native addon is not built, so there is no direct writer");
+  return w;
+}
+
+/** Bytes at an odd address (a subarray), so the addon cannot write them in place. */
+function pattern(n: number): Uint8Array {
+  const b = new Uint8Array(n + 3).subarray(3);
+  for (let i = 0; i < n; i++) b[i] = (i * 7919 + (i >> 12)) & 255;
+  return b;
+}
+
+test("direct write: every size around the 4 KiB block and the 2 MiB bounce buffer reads back exactly", async () => {
+  const write = writer();
+  for (const n of [0, 1, 4095, 4096, 4097, (2 << 20) - 1, 2 << 20, (2 << 20) + 4096 + 5, (5 << 20) + 4099]) {
+    const path = join(dir, `size-${n}`);
+    const bytes = pattern(n);
+    await write(path, bytes);
+    const back = readFileSync(path);
+    assert.equal(back.length, n, `size ${n}`);
+    assert.ok(back.equals(bytes), `content of size ${n}`);
+  }
+});
+
+test("direct write: the written bytes are not left in the page cache, unlike a buffered write", async () => {
+  const n = (8 << 20) + 100;
+  const direct = join(dir, "cache-direct");
+  const buffered = join(dir, "cache-buffered");
+  await writer()(direct, pattern(n));
+  writeFileSync(buffered, pattern(n));
+  const resident = execFileSync("fincore", ["--bytes", "--noheadings", "--output", "RES", direct, buffered])
+    .toString()
+    .trim()
+    .split("\n")
+    .map(Number);
+  assert.equal(resident.length, 2);
+  // At most the buffered tail's page of the direct file; the buffered file is all there.
+  assert.ok(resident[0]! <= 4096, `direct write left ${resident[0]} bytes cached`);
+  assert.ok(resident[1]! >= n - 4096, `buffered write left only ${resident[1]} bytes cached`);
+});
+
+test("direct write: an existing file is refused (EEXIST from open) and left as it was", async () => {
+  const path = join(dir, "exists");
+  writeFileSync(path, "keep me");
+  await assert.rejects(writer()(path, pattern(1 << 20)), (err: NodeJS.ErrnoException) => {
+    assert.equal(err.code, "EEXIST");
+    assert.equal(err.syscall, "open");
+    return true;
+  });
+  assert.equal(readFileSync(path, "utf8"), "keep me");
+});
+
+test("direct write: a missing directory is ENOENT; arguments that are not a path and bytes are a TypeError", async () => {
+  const write = writer();
+  await assert.rejects(write(join(dir, "no", "such"), pattern(10)), { code: "ENOENT", syscall: "open" });
+  assert.throws(() => write("a\0b", pattern(10)), TypeError);
+  assert.throws(() => write("", pattern(10)), TypeError);
+  assert.throws(() => write(join(dir, "x"), [1, 2, 3] as unknown as Uint8Array), TypeError);
+});
