@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <uv.h>
 #include <zstd.h>
@@ -21,7 +22,7 @@
 #error "crc32c slicing tables assume a little-endian host"
 #endif
 
-typedef enum { OP_BLOSC_ENC, OP_BLOSC_DEC, OP_ZSTD_ENC, OP_ZSTD_DEC, OP_CRC, OP_PACK, OP_COPY, OP_UNPACK, OP_WRITE } op_t;
+typedef enum { OP_BLOSC_ENC, OP_BLOSC_DEC, OP_ZSTD_ENC, OP_ZSTD_DEC, OP_CRC, OP_PACK, OP_COPY, OP_UNPACK, OP_WRITE, OP_READ } op_t;
 
 #define MAX_RANK 32
 
@@ -66,6 +67,11 @@ typedef struct {
   char *path;
   int err;
   const char *syscall;
+  /* OP_READ: see read_range; dst/dstcap is the caller's buffer, dstlen the bytes read, filesize the size
+   * of the file (-1: not a regular file); failed = 1: dst is too small for what the request covers. */
+  double position, length;
+  int from_end;
+  double filesize;
 } job_t;
 
 /* One zstd context per pool thread: creating a level-5 CCtx allocates megabytes, too costly per chunk. */
@@ -428,6 +434,52 @@ failed:
   snprintf(j->msg, sizeof(j->msg), "%s failed: %s", j->syscall, strerror(j->err));
 }
 
+/* Ranged reads of local files as one job: open, fstat, pread and close cost FsStore four trips through
+ * the libuv pool (and a queue behind codec jobs each time) where this costs one; a record read makes
+ * dozens of them (issue #10). Reads `length` bytes from `position`, or with from_end the last `length`
+ * bytes, clamped to the file, into dst. */
+static void read_range(job_t *j) {
+  j->syscall = "open";
+  int fd = open(j->path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) goto failed;
+  struct stat st;
+  j->syscall = "fstat";
+  if (fstat(fd, &st) < 0) goto failed_open;
+  if (!S_ISREG(st.st_mode)) {
+    j->filesize = -1;
+    close(fd);
+    return;
+  }
+  j->filesize = (double)st.st_size;
+  double size = (double)st.st_size;
+  double start = j->from_end ? (size > j->length ? size - j->length : 0) : (j->position < size ? j->position : size);
+  double want = j->from_end ? size - start : (j->length < size - start ? j->length : size - start);
+  if (want > (double)j->dstcap) {
+    j->failed = 1;
+    close(fd);
+    return;
+  }
+  size_t n = (size_t)want, done = 0;
+  j->syscall = "read";
+  while (done < n) {
+    ssize_t r = pread(fd, j->dst + done, n - done, (off_t)start + (off_t)done);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) goto failed_open;
+    if (r == 0) break;
+    done += (size_t)r;
+  }
+  j->dstlen = done;
+  close(fd);
+  return;
+failed_open:
+  j->err = errno;
+  close(fd);
+  errno = j->err;
+failed:
+  j->err = errno;
+  snprintf(j->msg, sizeof(j->msg), "%s failed: %s", j->syscall, strerror(j->err));
+}
+
 static void execute(napi_env env, void *data) {
   (void)env;
   job_t *j = data;
@@ -442,6 +494,7 @@ static void execute(napi_env env, void *data) {
     case OP_COPY: copy_boxes(j); break;
     case OP_UNPACK: unpack_decode(j); break;
     case OP_WRITE: direct_write(j); break;
+    case OP_READ: read_range(j); break;
   }
 }
 
@@ -472,6 +525,13 @@ static void complete(napi_env env, napi_status status, void *data) {
     napi_create_uint32(env, j->crc, &result);
   } else if (ok && j->op == OP_PACK) {
     napi_create_double(env, (double)j->dstlen, &result);
+  } else if (ok && j->op == OP_READ) {
+    napi_value v;
+    napi_create_array_with_length(env, 2, &result);
+    napi_create_double(env, j->failed ? -1 : (double)j->dstlen, &v);
+    napi_set_element(env, result, 0, v);
+    napi_create_double(env, j->filesize, &v);
+    napi_set_element(env, result, 1, v);
   } else if (ok && (j->op == OP_COPY || j->op == OP_UNPACK || j->op == OP_WRITE)) {
     napi_get_undefined(env, &result);
   } else if (ok && (j->op == OP_BLOSC_DEC || j->op == OP_ZSTD_DEC)) {
@@ -574,6 +634,8 @@ static napi_value start(napi_env env, napi_callback_info info, op_t op) {
     case OP_PACK: /* pack_js */
     case OP_COPY: /* copy_js */
     case OP_UNPACK: /* unpack_js */
+    case OP_WRITE:  /* write_js */
+    case OP_READ:   /* read_js */
       ok = 0;
       break;
   }
@@ -751,19 +813,45 @@ static napi_value unpack_js(napi_env env, napi_callback_info info) {
   return queue_with(env, j, argv[0], argv[4]);
 }
 
+/* Copies the JS string v into a fresh NUL-terminated buffer; 0 for a non-string, "" or an embedded NUL. */
+static int get_path(napi_env env, napi_value v, char **out) {
+  size_t len = 0;
+  if (napi_get_value_string_utf8(env, v, NULL, 0, &len) != napi_ok || len == 0 || !(*out = malloc(len + 1)))
+    return 0;
+  return napi_get_value_string_utf8(env, v, *out, len + 1, &len) == napi_ok && strlen(*out) == len;
+}
+
+/* readFileInto(path, position, length, fromEnd: 0|1, into: Uint8Array): resolves with [bytesRead,
+ * fileSize]; fileSize -1 when path is not a regular file; bytesRead -1 when into cannot hold what the
+ * request covers (nothing is read then). Errors as writeFileDirect's (code: the errno's name). */
+static napi_value read_js(napi_env env, napi_callback_info info) {
+  size_t argc = 5;
+  napi_value argv[5];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  job_t *j = new_job(env, OP_READ);
+  if (!j) return NULL;
+  const uint8_t *into = NULL;
+  size_t cap = 0;
+  int ok = argc == 5 && get_path(env, argv[0], &j->path) &&
+           napi_get_value_double(env, argv[1], &j->position) == napi_ok && j->position >= 0 &&
+           napi_get_value_double(env, argv[2], &j->length) == napi_ok && j->length >= 0 &&
+           get_int(env, argv[3], &j->from_end) && get_bytes(env, argv[4], &into, &cap);
+  if (!ok) return bad_args(env, j, "bad arguments to readFileInto");
+  j->dst = (uint8_t *)into;
+  j->dstcap = cap;
+  return queue_with(env, j, argv[4], argv[4]);
+}
+
 /* writeFileDirect(path: string, bytes: Uint8Array): creates path (it must not exist), writes bytes around
  * the page cache where the filesystem allows (see direct_write) and fsyncs. Rejects with the errno's name
  * as code and the failing call as syscall; EINVAL from open or write means no direct I/O here. */
 static napi_value write_js(napi_env env, napi_callback_info info) {
-  size_t argc = 2, plen = 0;
+  size_t argc = 2;
   napi_value argv[2];
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
   job_t *j = new_job(env, OP_WRITE);
   if (!j) return NULL;
-  int ok = argc == 2 && napi_get_value_string_utf8(env, argv[0], NULL, 0, &plen) == napi_ok && plen > 0 &&
-           (j->path = malloc(plen + 1)) != NULL &&
-           napi_get_value_string_utf8(env, argv[0], j->path, plen + 1, &plen) == napi_ok &&
-           strlen(j->path) == plen && get_bytes(env, argv[1], &j->src, &j->srclen);
+  int ok = argc == 2 && get_path(env, argv[0], &j->path) && get_bytes(env, argv[1], &j->src, &j->srclen);
   if (!ok) return bad_args(env, j, "bad arguments to writeFileDirect");
   return queue_with(env, j, argv[1], argv[1]);
 }
@@ -821,6 +909,7 @@ static napi_value init(napi_env env, napi_value exports) {
       {"copyBoxes", NULL, copy_js, NULL, NULL, NULL, napi_default, NULL},
       {"decodeBoxes", NULL, unpack_js, NULL, NULL, NULL, napi_default, NULL},
       {"writeFileDirect", NULL, write_js, NULL, NULL, NULL, napi_default, NULL},
+      {"readFileInto", NULL, read_js, NULL, NULL, NULL, napi_default, NULL},
       {"crc32cSync", NULL, crc32c_sync_js, NULL, NULL, NULL, napi_default, NULL},
       {"crc32cPortable", NULL, crc32c_portable_js, NULL, NULL, NULL, napi_default, NULL},
       {"info", NULL, info_js, NULL, NULL, NULL, napi_default, NULL},

@@ -8,7 +8,12 @@ import { wasmBackend } from "./wasm-backend.js";
 
 export { type CodecSpec, MAX_CHUNK_BYTES, profileCodec } from "./codec-spec.js";
 export { boxStride } from "./copy-boxes.js";
-export { type DirectFileWriter, directFileWriter } from "./direct-write.js";
+export {
+  type DirectFileWriter,
+  directFileWriter,
+  type FileRangeReader,
+  fileRangeReader,
+} from "./local-files.js";
 
 let active: Backend | undefined;
 

@@ -33,6 +33,13 @@ interface Addon {
   copyBoxes(...args: CopyBoxesArgs): Promise<void>;
   decodeBoxes(frames: readonly Uint8Array[], zstd: 0 | 1, ...rest: Tail<DecodeBoxesArgs>): Promise<void>;
   writeFileDirect(path: string, bytes: Uint8Array): Promise<void>;
+  readFileInto(
+    path: string,
+    position: number,
+    length: number,
+    fromEnd: 0 | 1,
+    into: Uint8Array,
+  ): Promise<[number, number]>;
   crc32cSync(data: Uint8Array): number;
   crc32cPortable(data: Uint8Array): number;
   info(): { blosc: string; zstd: string; zstdCompiledIn: boolean; crc32cHardware: boolean };

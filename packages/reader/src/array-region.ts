@@ -1,10 +1,11 @@
 import {
   type ArrayLayout,
-  allocTyped,
+  allocTypedUnfilled,
   parseArrayZarrJson,
   type ReusableBuffer,
   readShardInto,
   shardKey,
+  zeroBox,
 } from "@zarr-stream/shard";
 import type { TypedArray } from "@zarr-stream/spec";
 import { SchemaError } from "@zarr-stream/spec";
@@ -54,7 +55,8 @@ export async function readArrayRegion(
     }
   });
   const outShape = sel.map(([a, b]) => b - a);
-  const out = allocTyped(
+  // Not zero-filled: every element is then either decoded or zeroed as fill (absent chunk or shard).
+  const out = allocTypedUnfilled(
     layout.dtype,
     outShape.reduce((p, n) => p * n, 1),
   );
@@ -91,21 +93,17 @@ export async function readArrayRegion(
         const s = layout.shardShape[d]!;
         return [Math.max(sel[d]![0], i * s), Math.min(sel[d]![1], (i + 1) * s)] as [number, number];
       });
-      // Straight into `out`, fresh and so zero wherever a shard or chunk is absent (fill).
-      await readShardInto(
-        store,
-        shardKey(arrayPath, idx),
-        layout,
-        idx,
-        inter,
-        {
-          data: out,
-          shape: outShape,
-          start: inter.map(([a], d) => a - sel[d]![0]),
-          zeroed: true,
-        },
-        scratch,
-      );
+      const start = inter.map(([a], d) => a - sel[d]![0]);
+      const target = { data: out, shape: outShape, start, zeroed: false };
+      const found = await readShardInto(store, shardKey(arrayPath, idx), layout, idx, inter, target, scratch);
+      if (!found)
+        zeroBox(
+          layout,
+          out,
+          outShape,
+          start,
+          inter.map(([a, b]) => b - a),
+        );
     }
   };
   await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, shardIndices.length) }, worker));

@@ -34,14 +34,24 @@ export function itemSize(dtype: DType): number {
 
 /** A zero-filled typed array of the dtype's element type. */
 export function allocTyped(dtype: DType, length: number): TypedArray {
-  if (!Number.isSafeInteger(length) || length < 0) {
-    throw new SchemaError(
-      `allocTyped: length ${length} is not a non-negative integer`,
-      "/length",
-      "allocTyped",
-    );
-  }
+  checkLength(length, "allocTyped");
   return new (ctor(dtype))(length);
+}
+
+/**
+ * A typed array whose contents are whatever the memory held: the caller writes every element before
+ * anyone else sees it. For read results that decoding overwrites anyway, where zero-filling first was the
+ * main thread's largest single cost of a whole-store read (issue #10) and put every page fault there.
+ */
+export function allocTypedUnfilled(dtype: DType, length: number): TypedArray {
+  checkLength(length, "allocTypedUnfilled");
+  const C = ctor(dtype);
+  return new C(Buffer.allocUnsafeSlow(length * C.BYTES_PER_ELEMENT).buffer, 0, length);
+}
+
+function checkLength(length: number, where: string): void {
+  if (!Number.isSafeInteger(length) || length < 0)
+    throw new SchemaError(`${where}: length ${length} is not a non-negative integer`, "/length", where);
 }
 
 /** True when `data` is the typed array class that holds `dtype` (Uint8Array for uint8, and so on). */

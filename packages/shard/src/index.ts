@@ -1,4 +1,4 @@
-export { allocTyped, bytesOf, itemSize } from "./dtype.js";
+export { allocTyped, allocTypedUnfilled, bytesOf, itemSize } from "./dtype.js";
 export {
   type ArrayLayout,
   arrayZarrJson,
@@ -18,5 +18,6 @@ export {
   type ReusableBuffer,
   type ShardIndex,
   shardIndexByteLength,
+  zeroBox,
 } from "./shard-format.js";
 export { copyStrided } from "./strided.js";

@@ -302,7 +302,7 @@ function zerosOf(layout: ArrayLayout, n: number): TypedArray {
   return z.subarray(0, n);
 }
 
-/** Zeroes the box of a missing chunk in `out`, which the caller did not allocate fresh. */
+/** Zeroes a box of `out` (the part of an absent chunk or shard) when `out` may hold anything there. */
 export function zeroBox(
   layout: ArrayLayout,
   out: TypedArray,

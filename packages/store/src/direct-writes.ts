@@ -11,15 +11,15 @@ export const DIRECT_WRITE_MIN = 256 << 10;
  * How FsStore writes a large staged object. Every shard is written once and fsynced at once, and the
  * writer never reads it back, so the copy into the page cache buys nothing; on the 2-core machine of
  * issue #10 that copy was a fifth of the writer's CPU. The native codecs addon writes with O_DIRECT
- * instead (`directFileWriter`). Without the addon, with ZSTREAM_DIRECT_IO=0, or after a filesystem has
+ * instead (`directFileWriter`). Without the addon, with ZSTREAM_NATIVE_FS=0, or after a filesystem has
  * refused direct I/O once (EINVAL, ENOTSUP), writes take the buffered path.
  */
 export class DirectWrites {
   #writer: DirectFileWriter | undefined;
 
-  /** The addon's writer unless ZSTREAM_DIRECT_IO=0. */
+  /** The addon's writer unless ZSTREAM_NATIVE_FS=0. */
   static fromEnvironment(): DirectWrites {
-    return new DirectWrites(process.env.ZSTREAM_DIRECT_IO === "0" ? undefined : directFileWriter());
+    return new DirectWrites(nativeFilesEnabled() ? directFileWriter() : undefined);
   }
 
   constructor(writer: DirectFileWriter | undefined) {
@@ -48,4 +48,9 @@ export class DirectWrites {
 function refusesDirectIo(err: unknown): boolean {
   const code = typeof err === "object" && err !== null && "code" in err ? err.code : undefined;
   return code === "EINVAL" || code === "ENOTSUP" || code === "EOPNOTSUPP";
+}
+
+/** FsStore does local file I/O through the codecs addon unless ZSTREAM_NATIVE_FS=0 (node:fs only). */
+export function nativeFilesEnabled(): boolean {
+  return process.env.ZSTREAM_NATIVE_FS !== "0";
 }

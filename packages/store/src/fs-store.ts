@@ -2,8 +2,9 @@ import { createHash, randomBytes } from "node:crypto";
 import { type FileHandle, link, lstat, mkdir, open, readdir, rename, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import { type FileRangeReader, fileRangeReader } from "@zarr-stream/codecs";
 import { SchemaError, StoreError } from "@zarr-stream/spec";
-import { DirectWrites } from "./direct-writes.js";
+import { DirectWrites, nativeFilesEnabled } from "./direct-writes.js";
 import { withKeyLock } from "./fs-key-lock.js";
 import {
   assertByteCount,
@@ -14,6 +15,12 @@ import {
   TEMP_PREFIX,
 } from "./keys.js";
 import type { Store } from "./store.js";
+
+const ABSENT = Symbol("absent");
+/** Reads up to this long allocate their result before the object's size is known (one job, not two). */
+const FRESH_READ_MAX = 1 << 20;
+/** get() reads this much in its first job; most objects read whole (zarr.json, tokens, manifests). */
+const GET_GUESS_BYTES = 16 << 10;
 
 /**
  * A Store on a local directory. Writes stage into a temp file in the target's own directory (so the
@@ -29,6 +36,8 @@ export class FsStore implements Store {
   /** Absolute path of the store root; created by the first write. */
   readonly root: string;
   readonly #direct = DirectWrites.fromEnvironment();
+  /** One pool job per read (open, fstat, pread, close) instead of four node:fs calls (issue #10). */
+  readonly #reader: FileRangeReader | undefined = nativeFilesEnabled() ? fileRangeReader() : undefined;
 
   constructor(rootDir: string) {
     if (typeof rootDir !== "string" || rootDir === "" || rootDir.includes("\0")) {
@@ -42,6 +51,12 @@ export class FsStore implements Store {
 
   async get(key: string): Promise<Uint8Array | undefined> {
     assertValidKey(key);
+    if (this.#reader !== undefined) {
+      // Metadata documents are small: one job reads them whole, a larger object a second time.
+      const got = await this.#readFresh(key, 0, GET_GUESS_BYTES, false);
+      if (got === ABSENT) return undefined;
+      if (got.size <= GET_GUESS_BYTES) return got.bytes;
+    }
     return this.#read(key, (file, size) => readFully(file, 0, size));
   }
 
@@ -49,6 +64,10 @@ export class FsStore implements Store {
     assertValidKey(key);
     assertByteCount("offset", offset, key);
     assertByteCount("length", length, key);
+    if (this.#reader !== undefined && length <= FRESH_READ_MAX) {
+      const got = await this.#readFresh(key, offset, length, false);
+      return got === ABSENT ? undefined : got.bytes;
+    }
     return this.#read(key, (file, size) => {
       const start = Math.min(offset, size);
       return readFully(file, start, Math.min(length, size - start));
@@ -58,6 +77,10 @@ export class FsStore implements Store {
   async getSuffix(key: string, n: number): Promise<Uint8Array | undefined> {
     assertValidKey(key);
     assertByteCount("suffix length", n, key);
+    if (this.#reader !== undefined && n <= FRESH_READ_MAX) {
+      const got = await this.#readFresh(key, 0, n, true);
+      return got === ABSENT ? undefined : got.bytes;
+    }
     return this.#read(key, (file, size) => {
       const start = Math.max(0, size - n);
       return readFully(file, start, size - start);
@@ -69,6 +92,16 @@ export class FsStore implements Store {
     assertByteCount("suffix length", n, key);
     if (!(into instanceof Uint8Array))
       throw new SchemaError("getSuffixInto: into must be a Uint8Array", "/into");
+    if (this.#reader !== undefined) {
+      const got = await this.#readNative(key, 0, n, true, into);
+      if (got === ABSENT) return undefined;
+      if (got.read < 0)
+        throw new SchemaError(
+          `getSuffixInto: ${key} needs ${Math.min(n, got.size)} bytes, into holds ${into.length}`,
+          "/into",
+        );
+      return got.read;
+    }
     return this.#read(key, async (file, size) => {
       const start = Math.max(0, size - n);
       if (into.length < size - start)
@@ -190,6 +223,39 @@ export class FsStore implements Store {
 
   #path(key: string): string {
     return join(this.root, key);
+  }
+
+  /** One native read job; a missing path or anything but a regular file at the key reads as absent. */
+  async #readNative(
+    key: string,
+    position: number,
+    length: number,
+    fromEnd: boolean,
+    into: Uint8Array,
+  ): Promise<{ read: number; size: number } | typeof ABSENT> {
+    let read: number;
+    let size: number;
+    try {
+      [read, size] = await this.#reader!(this.#path(key), position, length, fromEnd, into);
+    } catch (err) {
+      if (isAbsent(err) || errorCode(err) === "EISDIR") return ABSENT;
+      throw fsError("read", key, err);
+    }
+    return size < 0 ? ABSENT : { read, size };
+  }
+
+  /** A native read into a fresh buffer of `length` bytes (not zero-filled: the read overwrites it). */
+  async #readFresh(
+    key: string,
+    position: number,
+    length: number,
+    fromEnd: boolean,
+  ): Promise<{ bytes: Uint8Array; size: number } | typeof ABSENT> {
+    const buffer = new Uint8Array(Buffer.allocUnsafeSlow(length).buffer, 0, length);
+    const got = await this.#readNative(key, position, length, fromEnd, buffer);
+    if (got === ABSENT) return ABSENT;
+    // A short read hands out a copy, so the buffer's unread tail is never reachable.
+    return { bytes: got.read < length ? buffer.slice(0, got.read) : buffer, size: got.size };
   }
 
   /** Opens the key for reading; a missing path or a directory at the key reads as absent. */

@@ -65,18 +65,18 @@ describe("DirectWrites: which objects go around the page cache", () => {
     assert.equal(w.calls.length, 2);
   });
 
-  it("without a writer (no addon, or ZSTREAM_DIRECT_IO=0) every object is buffered", async () => {
+  it("without a writer (no addon, or ZSTREAM_NATIVE_FS=0) every object is buffered", async () => {
     assert.equal(await new DirectWrites(undefined).write(join(roots.fresh(), "x"), sized(1 << 20)), false);
-    const before = process.env.ZSTREAM_DIRECT_IO;
-    process.env.ZSTREAM_DIRECT_IO = "0";
+    const before = process.env.ZSTREAM_NATIVE_FS;
+    process.env.ZSTREAM_NATIVE_FS = "0";
     try {
       assert.equal(
         await DirectWrites.fromEnvironment().write(join(roots.fresh(), "y"), sized(1 << 20)),
         false,
       );
     } finally {
-      if (before === undefined) delete process.env.ZSTREAM_DIRECT_IO;
-      else process.env.ZSTREAM_DIRECT_IO = before;
+      if (before === undefined) delete process.env.ZSTREAM_NATIVE_FS;
+      else process.env.ZSTREAM_NATIVE_FS = before;
     }
   });
 });
@@ -97,6 +97,31 @@ describe("FsStore with direct writes (the native addon's writer)", () => {
     assert.equal(await s.putIfAbsent("v/c/4", sized(1 << 20, 11)), true);
     assert.deepEqual(await s.get("v/c/4"), sized(1 << 20, 11));
     assert.deepEqual(readdirSync(join(root, "v", "c")).sort(), ["0", "1", "2", "3", "4"]);
+  });
+
+  it("reads in one native job agree with node:fs at every size boundary (first get guess, fresh-read limit)", async () => {
+    const root = roots.fresh();
+    const s = new FsStore(root);
+    const sizes = [0, 1, (16 << 10) - 1, 16 << 10, (16 << 10) + 1, (1 << 20) + 3, (3 << 20) + 7];
+    for (const [i, n] of sizes.entries()) await s.put(`k${i}`, sized(n, i));
+    for (const [i, n] of sizes.entries()) {
+      const want = sized(n, i);
+      assert.deepEqual(await s.get(`k${i}`), want, `get ${n}`);
+      for (const len of [10, 1 << 20, (1 << 20) + 1, 4 << 20]) {
+        assert.deepEqual(await s.getRange(`k${i}`, 5, len), want.subarray(5, 5 + len), `range ${n} ${len}`);
+        assert.deepEqual(await s.getSuffix(`k${i}`, len), want.subarray(Math.max(0, n - len)), `suffix ${n}`);
+      }
+      const into = new Uint8Array(n + 9).fill(7);
+      assert.equal(await s.getSuffixInto(`k${i}`, n + 9, into), n);
+      assert.deepEqual(into.subarray(0, n), want);
+      if (n > 0) await assert.rejects(s.getSuffixInto(`k${i}`, n, new Uint8Array(n - 1)), /needs \d+ bytes/);
+    }
+    mkdirSync(join(root, "dir"));
+    assert.equal(await s.get("dir"), undefined);
+    assert.equal(await s.getRange("dir", 0, 4), undefined);
+    assert.equal(await s.getSuffix("dir", 4), undefined);
+    assert.equal(await s.getSuffixInto("dir", 4, new Uint8Array(4)), undefined);
+    assert.equal(await s.get("k1/below-a-file"), undefined, "ENOTDIR reads as absent");
   });
 });
 

@@ -223,7 +223,7 @@ async function main() {
   const reads = await readBack(wl, pool, dir);
   const result = {
     backend: codecBackend(),
-    direct_io: process.env.ZSTREAM_DIRECT_IO !== "0" && directFileWriter() !== undefined,
+    direct_io: process.env.ZSTREAM_NATIVE_FS !== "0" && directFileWriter() !== undefined,
     write_s: writeS,
     write_MBps: totalBytes(wl) / MB / writeS,
     write_cpu_s: (cpu.user + cpu.system) / 1e6,

@@ -121,10 +121,11 @@ async function measure(name, wlFile, wl, workDir) {
       return node("single", { ZSTREAM_CODECS: "native" });
     case "zarr-stream-wasm":
       // Stands for a machine without the native addon, so without its direct writes either.
-      return node("single", { ZSTREAM_CODECS: "wasm", ZSTREAM_DIRECT_IO: "0" });
-    case "zarr-stream-buffered":
-      // The same writer through the page cache, as every peer writes: what direct writes are worth.
-      return node("single", { ZSTREAM_CODECS: "native", ZSTREAM_DIRECT_IO: "0" });
+      return node("single", { ZSTREAM_CODECS: "wasm", ZSTREAM_NATIVE_FS: "0" });
+    case "zarr-stream-node-fs":
+      // The same writer with node:fs alone (through the page cache, as every peer writes, and four pool
+      // trips per read): what the addon's direct writes and one-job reads are worth.
+      return node("single", { ZSTREAM_CODECS: "native", ZSTREAM_NATIVE_FS: "0" });
     case "zarr-stream-preload":
       // Experiment: the same writer with another libzstd interposed (ZS_BENCH_PRELOAD=/path/libzstd.so).
       return node("single", { ZSTREAM_CODECS: "native", LD_PRELOAD: process.env.ZS_BENCH_PRELOAD ?? "" });
@@ -181,7 +182,7 @@ export async function runBench(opts = {}) {
   const wlFile = join(workDir, "workload.json");
   writeFileSync(wlFile, JSON.stringify(wl));
   const variants = opts.variants ?? [
-    "zarr-stream-buffered",
+    "zarr-stream-node-fs",
     "zarr-stream-4regions",
     "zarr-stream-4procs",
     ...(process.env.ZS_BENCH_PRELOAD ? ["zarr-stream-preload"] : []),

@@ -65,8 +65,8 @@ describe("issue 10 benchmark harness", { skip }, () => {
       assert.equal(parsed.contenders["zarr-stream"].backend, "native");
       assert.equal(parsed.contenders["zarr-stream-wasm"].backend, "wasm");
       assert.equal(parsed.contenders["zarr-stream"].direct_io, true);
-      assert.equal(parsed.contenders["zarr-stream-buffered"].direct_io, false);
-      for (const name of ["zarr-stream-buffered", "zarr-stream-4regions", "zarr-stream-4procs"])
+      assert.equal(parsed.contenders["zarr-stream-node-fs"].direct_io, false);
+      for (const name of ["zarr-stream-node-fs", "zarr-stream-4regions", "zarr-stream-4procs"])
         assert.ok(
           isPositive(parsed.contenders[name].write_MBps),
           `${name}: ${JSON.stringify(parsed.contenders[name])}`,

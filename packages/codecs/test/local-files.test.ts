@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { directFileWriter } from "../src/index.js";
+import { directFileWriter, fileRangeReader } from "../src/index.js";
 
 // Inside the package rather than os.tmpdir(): a tmpfs /tmp keeps every page in memory whatever we do,
 // and the page-cache assertion below is about a disk filesystem.
@@ -70,4 +70,30 @@ test("direct write: a missing directory is ENOENT; arguments that are not a path
   assert.throws(() => write("a\0b", pattern(10)), TypeError);
   assert.throws(() => write("", pattern(10)), TypeError);
   assert.throws(() => write(join(dir, "x"), [1, 2, 3] as unknown as Uint8Array), TypeError);
+});
+
+test("range reader: ranges and suffixes clamp to the file, into the start of the caller's buffer", async () => {
+  const read = fileRangeReader();
+  assert.ok(read, "the native addon is not built, so there is no range reader");
+  const path = join(dir, "ranges");
+  const bytes = pattern(10_000);
+  writeFileSync(path, bytes);
+  const into = new Uint8Array(20_000).fill(1);
+  assert.deepEqual(await read(path, 100, 50, false, into), [50, 10_000]);
+  assert.deepEqual(into.subarray(0, 50), bytes.subarray(100, 150));
+  assert.equal(into[50], 1, "nothing written past what was read");
+  assert.deepEqual(await read(path, 9_990, 500, false, into), [10, 10_000], "clamped at the end");
+  assert.deepEqual(into.subarray(0, 10), bytes.subarray(9_990));
+  assert.deepEqual(await read(path, 20_000, 5, false, into), [0, 10_000], "past the end");
+  assert.deepEqual(await read(path, 0, 300, true, into), [300, 10_000]);
+  assert.deepEqual(into.subarray(0, 300), bytes.subarray(9_700));
+  assert.deepEqual(
+    await read(path, 0, 50_000, true, into.subarray(0, 10_000)),
+    [10_000, 10_000],
+    "whole file",
+  );
+  assert.deepEqual(await read(path, 0, 50_000, true, new Uint8Array(9_999)), [-1, 10_000], "into too small");
+  assert.deepEqual(await read(dir, 0, 4, false, into), [0, -1], "a directory is not a file");
+  await assert.rejects(read(join(dir, "nope"), 0, 4, false, into), { code: "ENOENT", syscall: "open" });
+  assert.throws(() => read(path, -1, 4, false, into), TypeError);
 });
