@@ -23,7 +23,7 @@ const grid = layout.shape.map((n, d) => Math.ceil(n / layout.shardShape[d]!));
 const nShards = grid[0]! * grid[1]! * grid[2]!;
 
 /** value(t, y, x) = 1 + t*100 + y*10 + x/10, or 0 inside a chunk chosen to be all zero (so not stored). */
-function valueOf(zeroChunks: Set<string>, t: number, y: number, x: number): number {
+function cellValue(zeroChunks: Set<string>, t: number, y: number, x: number): number {
   const c = [t, y, x].map((v, d) => Math.floor(v / layout.chunkShape[d]!)).join(",");
   return zeroChunks.has(c) ? 0 : 1 + t * 100 + y * 10 + x / 10;
 }
@@ -41,7 +41,7 @@ async function buildStore(zeroChunks: Set<string>, absentShards: Set<number>) {
         for (let x = 0; x < S2; x++) {
           const [at, ay, ax] = [idx[0]! * S0 + t, idx[1]! * S1 + y, idx[2]! * S2 + x];
           const inside = at < layout.shape[0]! && ay < layout.shape[1]! && ax < layout.shape[2]!;
-          data[(t * S1 + y) * S2 + x] = inside ? valueOf(zeroChunks, at, ay, ax) : 0;
+          data[(t * S1 + y) * S2 + x] = inside ? cellValue(zeroChunks, at, ay, ax) : 0;
         }
     await store.put(shardKey("v", idx), await encodeShard(layout, idx, data));
   }
@@ -82,7 +82,7 @@ test("readArrayRegion: every element of any box is its value or fill, with absen
             for (let y = sel[1][0]; y < sel[1][1]; y++)
               for (let x = sel[2][0]; x < sel[2][1]; x++) {
                 const s = (Math.floor(t / 2) * grid[1]! + Math.floor(y / 6)) * grid[2]! + Math.floor(x / 4);
-                want.push(absentShards.has(s) ? 0 : valueOf(zeroChunks, t, y, x));
+                want.push(absentShards.has(s) ? 0 : cellValue(zeroChunks, t, y, x));
               }
           assert.deepEqual(Array.from(got as Float64Array), want, JSON.stringify(sel));
         }
