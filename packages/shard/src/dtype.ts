@@ -46,7 +46,10 @@ export function allocTyped(dtype: DType, length: number): TypedArray {
 export function allocTypedUnfilled(dtype: DType, length: number): TypedArray {
   checkLength(length, "allocTypedUnfilled");
   const C = ctor(dtype);
-  return new C(Buffer.allocUnsafeSlow(length * C.BYTES_PER_ELEMENT).buffer, 0, length);
+  // Browsers (the viewer) have no Buffer: there the memory is a plain, zeroed ArrayBuffer.
+  const bytes = length * C.BYTES_PER_ELEMENT;
+  const memory = typeof Buffer === "function" ? Buffer.allocUnsafeSlow(bytes).buffer : new ArrayBuffer(bytes);
+  return new C(memory, 0, length);
 }
 
 function checkLength(length: number, where: string): void {

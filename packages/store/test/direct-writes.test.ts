@@ -6,7 +6,7 @@ import { after, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { DIRECT_WRITE_MIN, DirectWrites } from "../src/direct-writes.js";
 import { FsStore } from "../src/fs-store.js";
-import { tempRoots } from "./tmp-dirs.js";
+import { nodeFsOnly, tempRoots } from "./tmp-dirs.js";
 
 const roots = tempRoots("direct");
 
@@ -67,17 +67,8 @@ describe("DirectWrites: which objects go around the page cache", () => {
 
   it("without a writer (no addon, or ZSTREAM_NATIVE_FS=0) every object is buffered", async () => {
     assert.equal(await new DirectWrites(undefined).write(join(roots.fresh(), "x"), sized(1 << 20)), false);
-    const before = process.env.ZSTREAM_NATIVE_FS;
-    process.env.ZSTREAM_NATIVE_FS = "0";
-    try {
-      assert.equal(
-        await DirectWrites.fromEnvironment().write(join(roots.fresh(), "y"), sized(1 << 20)),
-        false,
-      );
-    } finally {
-      if (before === undefined) delete process.env.ZSTREAM_NATIVE_FS;
-      else process.env.ZSTREAM_NATIVE_FS = before;
-    }
+    const direct = nodeFsOnly(() => DirectWrites.fromEnvironment());
+    assert.equal(await direct.write(join(roots.fresh(), "y"), sized(1 << 20)), false);
   });
 });
 

@@ -7,7 +7,7 @@ import { StoreError } from "@zarr-stream/spec";
 import { FsStore } from "../src/fs-store.js";
 import { openStore } from "../src/open-store.js";
 import { BAD_KEYS, bytes, storeSuite, versionedStoreSuite } from "./store-suite.js";
-import { tempRoots } from "./tmp-dirs.js";
+import { nodeFsOnly, tempRoots } from "./tmp-dirs.js";
 
 const roots = tempRoots("fs");
 
@@ -15,17 +15,6 @@ storeSuite("FsStore", () => new FsStore(roots.fresh()));
 versionedStoreSuite("FsStore", () => new FsStore(roots.fresh()));
 // Without the codecs addon's file I/O (no addon built, or ZSTREAM_NATIVE_FS=0): node:fs alone.
 storeSuite("FsStore on node:fs alone", () => nodeFsOnly(() => new FsStore(roots.fresh())));
-
-function nodeFsOnly<T>(make: () => T): T {
-  const before = process.env.ZSTREAM_NATIVE_FS;
-  process.env.ZSTREAM_NATIVE_FS = "0";
-  try {
-    return make();
-  } finally {
-    if (before === undefined) delete process.env.ZSTREAM_NATIVE_FS;
-    else process.env.ZSTREAM_NATIVE_FS = before;
-  }
-}
 
 describe("FsStore on disk", () => {
   it("FsStore: the root is created by the first write, not by construction, reads or list", async () => {
