@@ -3,6 +3,7 @@
  * arguments, but each decoder re-checks the frame here because a corrupt frame must never yield bytes. */
 #define _GNU_SOURCE /* O_DIRECT */
 #include <blosc.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <node_api.h>
@@ -26,7 +27,7 @@ typedef enum { OP_BLOSC_ENC, OP_BLOSC_DEC, OP_ZSTD_ENC, OP_ZSTD_DEC, OP_CRC, OP_
 
 #define MAX_RANK 32
 
-typedef struct {
+typedef struct job {
   napi_async_work work;
   napi_deferred deferred;
   napi_ref input_ref;
@@ -72,6 +73,9 @@ typedef struct {
   double position, length;
   int from_end;
   double filesize;
+  /* File jobs run on the I/O threads (see io_queue) and complete through their env's io_env. */
+  struct io_env *io;
+  struct job *next;
 } job_t;
 
 /* One zstd context per pool thread: creating a level-5 CCtx allocates megabytes, too costly per chunk. */
@@ -561,7 +565,7 @@ static void complete(napi_env env, napi_status status, void *data) {
   napi_delete_reference(env, j->input_ref);
   if (j->output_ref) napi_delete_reference(env, j->output_ref);
   if (j->sizes_ref) napi_delete_reference(env, j->sizes_ref);
-  napi_delete_async_work(env, j->work);
+  if (j->work) napi_delete_async_work(env, j->work);
   free(j->srcs);
   free(j->srclens);
   free(j->boxes);
@@ -813,6 +817,129 @@ static napi_value unpack_js(napi_env env, napi_callback_info info) {
   return queue_with(env, j, argv[0], argv[4]);
 }
 
+/* File jobs get threads of their own. On the libuv pool a read or write that waits for the disk holds a
+ * thread the codecs need: with 4 pool threads on 2 cores, a cold whole-store read spent a tenth of its
+ * time with cores idle behind blocked reads (issue #10). IO_THREADS threads, started on first use, take
+ * file jobs from one queue; each env completes its jobs on its JS thread through a threadsafe function,
+ * referenced only while it has jobs in flight so an idle addon never keeps the process alive. */
+#define IO_THREADS 4
+
+typedef struct io_env {
+  napi_threadsafe_function done;
+  size_t pending; /* jobs queued or running; touched on the JS thread only */
+  pthread_mutex_t lock;
+  pthread_cond_t idle;
+  size_t running; /* jobs not yet handed back to the JS thread; under lock */
+} io_env_t;
+
+static pthread_mutex_t io_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t io_ready = PTHREAD_COND_INITIALIZER;
+static job_t *io_head, *io_tail;
+static int io_started;
+
+static void *io_thread(void *arg) {
+  (void)arg;
+  for (;;) {
+    pthread_mutex_lock(&io_lock);
+    while (!io_head) pthread_cond_wait(&io_ready, &io_lock);
+    job_t *j = io_head;
+    io_head = j->next;
+    if (!io_head) io_tail = NULL;
+    pthread_mutex_unlock(&io_lock);
+    execute(NULL, j);
+    io_env_t *io = j->io;
+    if (napi_call_threadsafe_function(io->done, j, napi_tsfn_nonblocking) != napi_ok) {
+      /* The env is going away: its cleanup hook waits for `running` to reach 0, then drops the job. */
+    }
+    pthread_mutex_lock(&io->lock);
+    if (--io->running == 0) pthread_cond_broadcast(&io->idle);
+    pthread_mutex_unlock(&io->lock);
+  }
+  return NULL;
+}
+
+/* Node unloads an addon when the last worker thread that loaded it ends; the I/O threads run (and sleep)
+ * in this library's code, so it must stay mapped once they exist. */
+static void pin_addon(void) {
+  Dl_info self;
+  if (dladdr((void *)&io_thread, &self) && self.dli_fname)
+    (void)dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+}
+
+/* On the JS thread: settle the job's promise. env is NULL when the env is being torn down. */
+static void io_complete(napi_env env, napi_value cb, void *context, void *data) {
+  (void)cb;
+  io_env_t *io = context;
+  job_t *j = data;
+  if (env == NULL) return; /* freed with the env's references; nothing may touch JS now */
+  complete(env, napi_ok, j);
+  if (--io->pending == 0) napi_unref_threadsafe_function(env, io->done);
+}
+
+/* Teardown of an env (a worker thread ending): its buffers must outlive any job still reading or
+ * writing them, so wait for the I/O threads to be done with its jobs. */
+static void io_env_cleanup(void *arg) {
+  io_env_t *io = arg;
+  pthread_mutex_lock(&io->lock);
+  while (io->running) pthread_cond_wait(&io->idle, &io->lock);
+  pthread_mutex_unlock(&io->lock);
+}
+
+static void io_env_finalize(napi_env env, void *data, void *hint) {
+  (void)hint;
+  io_env_t *io = data;
+  napi_remove_env_cleanup_hook(env, io_env_cleanup, io);
+  pthread_mutex_destroy(&io->lock);
+  pthread_cond_destroy(&io->idle);
+  free(io);
+}
+
+static napi_status io_env_init(napi_env env) {
+  io_env_t *io = calloc(1, sizeof(io_env_t));
+  napi_value name;
+  if (!io) return napi_generic_failure;
+  pthread_mutex_init(&io->lock, NULL);
+  pthread_cond_init(&io->idle, NULL);
+  napi_create_string_utf8(env, "zstream-file-io", NAPI_AUTO_LENGTH, &name);
+  napi_status st = napi_create_threadsafe_function(env, NULL, NULL, name, 0, 1, NULL, NULL, io, io_complete,
+                                                   &io->done);
+  if (st != napi_ok) return st;
+  napi_unref_threadsafe_function(env, io->done);
+  napi_add_env_cleanup_hook(env, io_env_cleanup, io);
+  return napi_set_instance_data(env, io, io_env_finalize, NULL);
+}
+
+/* Like queue_with, for file jobs: on the I/O threads instead of the libuv pool. */
+static napi_value io_queue(napi_env env, job_t *j, napi_value keep) {
+  napi_value promise;
+  io_env_t *io = NULL;
+  if (napi_get_instance_data(env, (void **)&io) != napi_ok || !io) return bad_args(env, j, "file I/O is not set up");
+  napi_create_reference(env, keep, 1, &j->input_ref);
+  napi_create_promise(env, &j->deferred, &promise);
+  j->io = io;
+  if (io->pending++ == 0) napi_ref_threadsafe_function(env, io->done);
+  pthread_mutex_lock(&io->lock);
+  io->running++;
+  pthread_mutex_unlock(&io->lock);
+  pthread_mutex_lock(&io_lock);
+  if (io_started == 0) pin_addon();
+  for (; io_started < IO_THREADS; io_started++) {
+    pthread_t t;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    int failed = pthread_create(&t, &attr, io_thread, NULL);
+    pthread_attr_destroy(&attr);
+    if (failed) break;
+  }
+  if (io_tail) io_tail->next = j;
+  else io_head = j;
+  io_tail = j;
+  pthread_cond_signal(&io_ready);
+  pthread_mutex_unlock(&io_lock);
+  return promise;
+}
+
 /* Copies the JS string v into a fresh NUL-terminated buffer; 0 for a non-string, "" or an embedded NUL. */
 static int get_path(napi_env env, napi_value v, char **out) {
   size_t len = 0;
@@ -839,7 +966,7 @@ static napi_value read_js(napi_env env, napi_callback_info info) {
   if (!ok) return bad_args(env, j, "bad arguments to readFileInto");
   j->dst = (uint8_t *)into;
   j->dstcap = cap;
-  return queue_with(env, j, argv[4], argv[4]);
+  return io_queue(env, j, argv[4]);
 }
 
 /* writeFileDirect(path: string, bytes: Uint8Array): creates path (it must not exist), writes bytes around
@@ -853,7 +980,7 @@ static napi_value write_js(napi_env env, napi_callback_info info) {
   if (!j) return NULL;
   int ok = argc == 2 && get_path(env, argv[0], &j->path) && get_bytes(env, argv[1], &j->src, &j->srclen);
   if (!ok) return bad_args(env, j, "bad arguments to writeFileDirect");
-  return queue_with(env, j, argv[1], argv[1]);
+  return io_queue(env, j, argv[1]);
 }
 
 static napi_value blosc_encode_js(napi_env env, napi_callback_info i) { return start(env, i, OP_BLOSC_ENC); }
@@ -899,6 +1026,10 @@ static napi_value info_js(napi_env env, napi_callback_info i) {
 
 static napi_value init(napi_env env, napi_value exports) {
   zs_crc32c_init();
+  if (io_env_init(env) != napi_ok) {
+    napi_throw_error(env, "ZS_INTERNAL", "could not set up the file I/O threads");
+    return NULL;
+  }
   napi_property_descriptor props[] = {
       {"bloscEncode", NULL, blosc_encode_js, NULL, NULL, NULL, napi_default, NULL},
       {"bloscDecode", NULL, blosc_decode_js, NULL, NULL, NULL, napi_default, NULL},

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, test } from "node:test";
@@ -96,4 +96,41 @@ test("range reader: ranges and suffixes clamp to the file, into the start of the
   assert.deepEqual(await read(dir, 0, 4, false, into), [0, -1], "a directory is not a file");
   await assert.rejects(read(join(dir, "nope"), 0, 4, false, into), { code: "ENOENT", syscall: "open" });
   assert.throws(() => read(path, -1, 4, false, into), TypeError);
+});
+
+test("file I/O threads: worker threads that load the addon, exit early or are terminated mid-I/O end cleanly", () => {
+  // The I/O threads outlive any one worker, and Node unloads an addon when the last worker using it
+  // ends: this failed with SIGSEGV before the addon pinned itself (pin_addon in addon.c).
+  const script = `
+    const { Worker } = await import("node:worker_threads");
+    const src = \`
+      const c = await import("@zarr-stream/codecs");
+      const { workerData: path } = await import("node:worker_threads");
+      const read = c.fileRangeReader(), write = c.directFileWriter();
+      const big = new Uint8Array(4 << 20).fill(3);
+      const jobs = [];
+      for (let i = 0; i < 8; i++) {
+        jobs.push(read(path, 0, 10, false, new Uint8Array(10)));
+        jobs.push(write(path + "-w" + Math.random(), big));
+      }
+      if (process.env.WAIT === "1") await Promise.all(jobs);
+      process.exit(0);
+    \`;
+    for (let k = 0; k < 4; k++) {
+      const workerData = ${JSON.stringify(join(dir, "worker"))};
+      const a = new Worker(src, { eval: true, workerData, env: { ...process.env, WAIT: String(k % 2) } });
+      await new Promise((res) => a.on("exit", res));
+      const b = new Worker(src, { eval: true, workerData });
+      setTimeout(() => b.terminate(), 5);
+      await new Promise((res) => b.on("exit", res));
+    }
+    console.log("workers done");`;
+  writeFileSync(join(dir, "worker"), "0123456789");
+  const res = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
+    encoding: "utf8",
+    cwd: fileURLToPath(new URL("../..", import.meta.url)),
+  });
+  assert.equal(res.signal, null, `killed by ${res.signal}: ${res.stderr.slice(-2000)}`);
+  assert.equal(res.status, 0, res.stderr.slice(-2000));
+  assert.equal(res.stdout.trim(), "workers done");
 });
