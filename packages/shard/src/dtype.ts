@@ -67,19 +67,6 @@ export function bytesOf(data: TypedArray): Uint8Array {
   return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
 }
 
-/**
- * A typed view of decoded bytes; copies only when the bytes sit at an offset the element type cannot be
- * aligned to (a codec may hand back a subarray of a larger buffer).
- */
-export function viewAs(dtype: DType, bytes: Uint8Array): TypedArray {
-  const c = ctor(dtype);
-  const n = bytes.byteLength / c.BYTES_PER_ELEMENT;
-  if (bytes.byteOffset % c.BYTES_PER_ELEMENT === 0) return new c(bytes.buffer, bytes.byteOffset, n);
-  const copy = new c(n);
-  new Uint8Array(copy.buffer).set(bytes);
-  return copy;
-}
-
 /** True when every byte of `bytes` is zero; compares four bytes at a time where alignment allows. */
 export function allZeroBytes(bytes: Uint8Array): boolean {
   const n = bytes.byteLength;

@@ -1,6 +1,6 @@
-import { crc32c, decode, encodeInto, maxEncodedLength } from "@zarr-stream/codecs";
+import { crc32c, decodeBoxes, encodeInto, maxEncodedLength } from "@zarr-stream/codecs";
 import { CorruptShard, SchemaError, type TypedArray } from "@zarr-stream/spec";
-import { allocTyped, allZeroBytes, bytesOf, itemSize, matchesDType, viewAs } from "./dtype.js";
+import { allocTyped, allZeroBytes, bytesOf, itemSize, matchesDType } from "./dtype.js";
 import { checkShardIndex, forEachIndex, linearIndex, product } from "./grid.js";
 import { type ArrayLayout, chunksPerShard, validateLayout } from "./metadata.js";
 import { copyStrided } from "./strided.js";
@@ -266,30 +266,6 @@ async function assembleShard(
   return output === undefined ? out.slice(0, total) : out.subarray(0, total);
 }
 
-/**
- * Decodes one chunk body; any codec failure or a wrong decoded length is CorruptShard naming the key,
- * so bad bytes never turn into values.
- */
-export async function decodeChunk(
-  layout: ArrayLayout,
-  body: Uint8Array,
-  key: string,
-  chunk: number,
-): Promise<TypedArray> {
-  const expected = product(layout.chunkShape) * itemSize(layout.dtype);
-  let raw: Uint8Array;
-  try {
-    raw = await decode(layout.codec, body, expected, key);
-  } catch (e) {
-    if (e instanceof CorruptShard) throw e;
-    throw corrupt(key, `inner chunk ${chunk} does not decode: ${(e as Error).message}`);
-  }
-  if (raw.byteLength !== expected) {
-    throw corrupt(key, `inner chunk ${chunk} decoded to ${raw.byteLength} bytes, expected ${expected}`);
-  }
-  return viewAs(layout.dtype, raw);
-}
-
 /** Read-only zeros per dtype, grown on demand, so zeroing a missing chunk's box allocates nothing. */
 const zeroSources = new Map<string, TypedArray>();
 
@@ -348,9 +324,11 @@ export async function decodeShard(
   const fresh = out === undefined;
   const result = out ?? allocTyped(layout.dtype, product(layout.shardShape));
   const { chunkShape, shardShape } = layout;
-  const zeros = chunkShape.map(() => 0);
   const grid = chunksPerShard(layout);
-  const tasks: Promise<void>[] = [];
+  // The present chunks decode as one job, each straight into its place (decodeBoxes), as reads do.
+  const frames: Uint8Array[] = [];
+  const ids: number[] = [];
+  const boxes: number[] = [];
   forEachIndex(
     grid.map(() => 0),
     grid,
@@ -362,14 +340,21 @@ export async function decodeShard(
         if (!fresh) zeroBox(layout, result, shardShape, origin, chunkShape);
         return;
       }
-      const body = bytes.subarray(o, o + index.nbytes[i]!);
-      tasks.push(
-        decodeChunk(layout, body, key, i).then((chunk) =>
-          copyStrided(chunk, chunkShape, zeros, result, shardShape, origin, chunkShape),
-        ),
-      );
+      frames.push(bytes.subarray(o, o + index.nbytes[i]!));
+      ids.push(i);
+      boxes.push(...chunkShape.map(() => 0), ...origin, ...chunkShape);
     },
   );
-  await Promise.all(tasks);
+  await decodeBoxes(
+    layout.codec,
+    frames,
+    Int32Array.from(chunkShape),
+    itemSize(layout.dtype),
+    bytesOf(result),
+    Int32Array.from(shardShape),
+    Int32Array.from(boxes),
+    key,
+    ids,
+  );
   return result;
 }
