@@ -360,9 +360,9 @@ static void unpack_decode(job_t *j) {
   j->dst = NULL;
 }
 
-/* Direct writes. On the machines we measured, copying written bytes into the page cache cost the kernel
- * more CPU than a tenth of what zstd spends producing them (issue #10: dd of 1 GB with fsync, 2.6 s of
- * system time buffered against 0.3 s with O_DIRECT). A shard is written once, fsynced at once and not read
+/* Direct writes. On the machine we measure, copying written bytes into the page cache was a fifth of the
+ * writer's CPU (issue #10: dd of 1 GB with fsync, 2.6 s of system time buffered against 0.3 s with
+ * O_DIRECT). A shard is written once, fsynced at once and not read
  * back by the writer, so the cache copy buys nothing. The caller's bytes have no alignment guarantee (V8
  * owns them), so whole blocks go through an aligned per-thread bounce buffer (a user-space memcpy of hot
  * memory, far cheaper than the kernel's copy into fresh cache pages) and the last partial block is written
@@ -407,35 +407,37 @@ static ssize_t write_direct_blocks(int fd, const uint8_t *src, size_t whole) {
   return (ssize_t)done;
 }
 
+/* Records errno as the job's failure, naming j->syscall, after closing fd when it is open. */
+static void io_failed(job_t *j, int fd) {
+  j->err = errno;
+  if (fd >= 0) close(fd);
+  snprintf(j->msg, sizeof(j->msg), "%s failed: %s", j->syscall, strerror(j->err));
+}
+
 static void direct_write(job_t *j) {
-#ifdef O_DIRECT
   j->syscall = "open";
+#ifdef O_DIRECT
   int fd = open(j->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_DIRECT, 0666);
-  if (fd < 0) goto failed;
+  if (fd < 0) { io_failed(j, -1); return; }
   j->syscall = "write";
   ssize_t done = write_direct_blocks(fd, j->src, j->srclen / DIO_ALIGN * DIO_ALIGN);
-  if (done < 0) goto failed_open;
+  if (done < 0) { io_failed(j, fd); return; }
   if ((size_t)done < j->srclen) {
     int flags = fcntl(fd, F_GETFL);
-    if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_DIRECT) < 0) goto failed_open;
-    if (write_all(fd, j->src + done, j->srclen - (size_t)done, (size_t)done) < 0) goto failed_open;
+    if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_DIRECT) < 0 ||
+        write_all(fd, j->src + done, j->srclen - (size_t)done, (size_t)done) < 0) {
+      io_failed(j, fd);
+      return;
+    }
   }
   j->syscall = "fsync";
-  if (fsync(fd) < 0) goto failed_open;
+  if (fsync(fd) < 0) { io_failed(j, fd); return; }
   j->syscall = "close";
-  if (close(fd) < 0) goto failed;
-  return;
-failed_open:
-  j->err = errno;
-  close(fd);
-  errno = j->err;
-failed:
-  j->err = errno;
+  if (close(fd) < 0) { io_failed(j, -1); return; }
 #else
-  j->syscall = "open";
-  j->err = ENOTSUP;
+  errno = ENOTSUP;
+  io_failed(j, -1);
 #endif
-  snprintf(j->msg, sizeof(j->msg), "%s failed: %s", j->syscall, strerror(j->err));
 }
 
 /* Ranged reads of local files as one job: open, fstat, pread and close cost FsStore four trips through
@@ -445,43 +447,26 @@ failed:
 static void read_range(job_t *j) {
   j->syscall = "open";
   int fd = open(j->path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) goto failed;
+  if (fd < 0) { io_failed(j, -1); return; }
   struct stat st;
   j->syscall = "fstat";
-  if (fstat(fd, &st) < 0) goto failed_open;
-  if (!S_ISREG(st.st_mode)) {
-    j->filesize = -1;
-    close(fd);
-    return;
-  }
-  j->filesize = (double)st.st_size;
+  if (fstat(fd, &st) < 0) { io_failed(j, fd); return; }
+  j->filesize = S_ISREG(st.st_mode) ? (double)st.st_size : -1;
   double size = (double)st.st_size;
   double start = j->from_end ? (size > j->length ? size - j->length : 0) : (j->position < size ? j->position : size);
   double want = j->from_end ? size - start : (j->length < size - start ? j->length : size - start);
-  if (want > (double)j->dstcap) {
-    j->failed = 1;
-    close(fd);
-    return;
-  }
-  size_t n = (size_t)want, done = 0;
+  j->failed = j->filesize >= 0 && want > (double)j->dstcap;
+  size_t n = j->filesize < 0 || j->failed ? 0 : (size_t)want, done = 0;
   j->syscall = "read";
   while (done < n) {
     ssize_t r = pread(fd, j->dst + done, n - done, (off_t)start + (off_t)done);
     if (r < 0 && errno == EINTR) continue;
-    if (r < 0) goto failed_open;
+    if (r < 0) { io_failed(j, fd); return; }
     if (r == 0) break;
     done += (size_t)r;
   }
   j->dstlen = done;
   close(fd);
-  return;
-failed_open:
-  j->err = errno;
-  close(fd);
-  errno = j->err;
-failed:
-  j->err = errno;
-  snprintf(j->msg, sizeof(j->msg), "%s failed: %s", j->syscall, strerror(j->err));
 }
 
 static void execute(napi_env env, void *data) {
@@ -862,7 +847,7 @@ static void *io_thread(void *arg) {
  * in this library's code, so it must stay mapped once they exist. */
 static void pin_addon(void) {
   Dl_info self;
-  if (dladdr((void *)&io_thread, &self) && self.dli_fname)
+  if (dladdr(&io_started, &self) && self.dli_fname)
     (void)dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
 }
 

@@ -36,7 +36,7 @@ export class FsStore implements Store {
   /** Absolute path of the store root; created by the first write. */
   readonly root: string;
   readonly #direct = DirectWrites.fromEnvironment();
-  /** One pool job per read (open, fstat, pread, close) instead of four node:fs calls (issue #10). */
+  /** One job per read (open, fstat, pread, close, on the addon's I/O threads) instead of four node:fs calls. */
   readonly #reader: FileRangeReader | undefined = nativeFilesEnabled() ? fileRangeReader() : undefined;
 
   constructor(rootDir: string) {
