@@ -3,7 +3,7 @@
 // 1 and 2 chunks in flight, next to the C libraries' own single-thread speed on the same bytes.
 // Run: npm run bench -w packages/codecs (after `npx tsc -b packages/codecs`). BENCH_MIB=16 for a quick run.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -125,12 +125,30 @@ async function wasmWorkersRunner(data, profile) {
   };
 }
 
+/**
+ * The reference links the zstd the addon compiles in (scripts/build-native.mjs unpacks it to .zstd-src/)
+ * when present, exported from the executable (-rdynamic) so the system libblosc binds to it as it does to
+ * the addon's: then "native vs C" compares our glue with plain c-blosc, not two zstd versions. Otherwise
+ * it links the system libzstd. Returns the executable and which zstd it carries.
+ */
 function compileReference(dir) {
   const exe = join(dir, "reference");
-  const cc = spawnSync("cc", ["-O2", "-o", exe, join(here, "reference.c"), "-lblosc", "-lzstd"], {
+  const sources = join(here, "..", ".zstd-src");
+  const version = existsSync(sources) ? readdirSync(sources)[0] : undefined;
+  const lib = join(sources, version ?? "-", "lib");
+  const vendored = existsSync(lib)
+    ? ["common", "compress", "decompress"].flatMap((d) =>
+        readdirSync(join(lib, d))
+          .filter((f) => f.endsWith(".c") || f.endsWith(".S"))
+          .map((f) => join(lib, d, f)),
+      )
+    : [];
+  const zstd = vendored.length > 0 ? ["-rdynamic", `-I${lib}`, "-DZSTD_NO_TRACE", ...vendored] : ["-lzstd"];
+  const cc = spawnSync("cc", ["-O2", "-o", exe, join(here, "reference.c"), ...zstd, "-lblosc"], {
     encoding: "utf8",
   });
-  return cc.status === 0 ? exe : undefined;
+  if (cc.status !== 0) return undefined;
+  return { exe, zstd: vendored.length > 0 ? `zstd ${version} (the addon's)` : "the system libzstd" };
 }
 
 function referenceRunner(exe, file, profile) {
@@ -150,14 +168,16 @@ if (!isMainThread) await new Promise(() => {}); // a worker only serves wasmWork
 const fmt = (x) => x.toFixed(0).padStart(7);
 const rows = [];
 const work = mkdtempSync(join(tmpdir(), "zs-bench-"));
-const refExe = compileReference(work);
+const ref = compileReference(work);
+const refExe = ref?.exe;
 console.log(
   `codecs bench: ${TOTAL >> 20} MiB float64 per dataset, ${CHUNK >> 20} MiB chunks, best of ${REPS},`,
 );
 console.log(
   `UV_THREADPOOL_SIZE=${process.env.UV_THREADPOOL_SIZE ?? "(default 4)"}, MB/s = 10^6 bytes of raw data per second`,
 );
-if (!refExe) console.log("(C reference not compiled: cc, blosc.h or zstd.h missing)");
+if (!ref) console.log("(C reference not compiled: cc, blosc.h or zstd.h missing)");
+else console.log(`C reference: the system c-blosc with ${ref.zstd}`);
 console.log("\ndataset  profile     backend    threads  compress  decompress  ratio");
 for (const [name, make] of [
   ["smooth", smooth],
