@@ -806,10 +806,9 @@ static napi_value unpack_js(napi_env env, napi_callback_info info) {
  * thread the codecs need: with 4 pool threads on 2 cores, a cold whole-store read spent a tenth of its
  * time with cores idle behind blocked reads (issue #10). IO_THREADS threads, started on first use, take
  * file jobs from one queue; each env completes its jobs on its JS thread through a threadsafe function,
- * referenced only while it has jobs in flight so an idle addon never keeps the process alive. Threads
- * waiting for the disk cost nothing but a stack: 8 rather than 4 took a cold record read (16 small reads
- * of 16 files) from 15-18 to 12 ms; 16 gained little more. */
-#define IO_THREADS 8
+ * referenced only while it has jobs in flight so an idle addon never keeps the process alive. (8 or 16
+ * threads measured no better than 4 for cold record reads and whole-store reads here.) */
+#define IO_THREADS 4
 
 typedef struct io_env {
   napi_threadsafe_function done;
