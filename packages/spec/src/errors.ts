@@ -96,3 +96,29 @@ export class CorruptShard extends ZarrStreamError {
 export class ProtocolError extends ZarrStreamError {
   override name = "ProtocolError";
 }
+
+/**
+ * A fenced write was refused: the object (or the writer's lease) changed since this writer last wrote or
+ * read it, so another writer of the same role and region is live (a zombie, a duplicate, a successor).
+ * Nothing was written; the handle refuses every further call, and the store can be resumed.
+ */
+export class Fenced extends ZarrStreamError {
+  override name = "Fenced";
+  constructor(
+    message: string,
+    readonly key: string,
+  ) {
+    super(message);
+  }
+}
+
+/** create found a store (or another creator won the race to make one): open it with join or resume. */
+export class StoreExists extends ProtocolError {
+  override name = "StoreExists";
+  constructor(
+    message: string,
+    readonly key: string,
+  ) {
+    super(message);
+  }
+}

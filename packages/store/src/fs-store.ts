@@ -1,4 +1,5 @@
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
+import type { BigIntStats } from "node:fs";
 import { type FileHandle, link, lstat, mkdir, open, readdir, rename, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -134,16 +135,42 @@ export class FsStore implements Store {
     await syncDirs(newDirs);
   }
 
-  /** The object and the sha256 of its content as its version, or undefined when absent. */
+  /**
+   * The object and its version, read through one open file: a rename that replaces the object meanwhile
+   * does not mix the two.
+   */
   async getVersioned(key: string): Promise<{ bytes: Uint8Array; version: string } | undefined> {
-    const bytes = await this.get(key);
-    return bytes === undefined ? undefined : { bytes, version: contentVersion(bytes) };
+    assertValidKey(key);
+    let file: FileHandle;
+    try {
+      file = await open(this.#path(key), "r");
+    } catch (err) {
+      if (isAbsent(err) || errorCode(err) === "EISDIR") return undefined;
+      throw fsError("read", key, err);
+    }
+    try {
+      const info = await file.stat({ bigint: true });
+      if (!info.isFile()) return undefined;
+      const bytes = await readFully(file, 0, Number(info.size));
+      return { bytes, version: fileStamp(info) };
+    } catch (err) {
+      throw fsError("read", key, err);
+    } finally {
+      await file.close();
+    }
+  }
+
+  async version(key: string): Promise<string | undefined> {
+    assertValidKey(key);
+    return currentStamp(this.#path(key), key);
   }
 
   /**
-   * Compare-and-swap on the content hash, exclusive across processes through a lock file beside the
-   * object (see withKeyLock for its limits). Every writer of the key must use putIfVersion, not put.
-   * Versions are content hashes, so rewriting identical bytes gives the same version back.
+   * Compare-and-swap on the file's stamp (inode, size, modification time), exclusive across processes
+   * through a lock file beside the object (see withKeyLock for its limits). The bytes are staged and
+   * synced before the lock is taken, so the lock is held for a stat and a rename only. Every writer of the
+   * key must use putIfVersion, not put. A crash while holding the lock leaves the object old or new, never
+   * a part, plus a lock file that the next writer breaks once it is stale.
    */
   async putIfVersion(key: string, bytes: Uint8Array, expected: string | null): Promise<string | undefined> {
     assertValidKey(key);
@@ -152,13 +179,23 @@ export class FsStore implements Store {
     const target = this.#path(key);
     const dir = dirname(target);
     const newDirs = await this.#makeDir(dir, key);
-    return withKeyLock(dir, basename(target), key, async () => {
-      const current = await this.get(key);
-      if ((current === undefined ? null : contentVersion(current)) !== expected) return undefined;
-      await replace(dir, target, bytes, key, this.#direct);
+    const temp = await stage(dir, bytes, key, this.#direct);
+    try {
+      // rename keeps the inode, size and mtime, so the staged file's stamp is the object's new version.
+      const staged = fileStamp(await stat(temp, { bigint: true }));
+      const swapped = await withKeyLock(dir, basename(target), key, async () => {
+        if (((await currentStamp(target, key)) ?? null) !== expected) return false;
+        await rename(temp, target);
+        return true;
+      });
+      if (!swapped) return undefined;
       await syncDirs(newDirs);
-      return contentVersion(bytes);
-    });
+      return staged;
+    } catch (err) {
+      throw fsError("putIfVersion", key, err);
+    } finally {
+      await unlinkQuietly(temp);
+    }
   }
 
   async putIfAbsent(key: string, bytes: Uint8Array): Promise<boolean> {
@@ -309,8 +346,22 @@ async function replace(
   }
 }
 
-function contentVersion(bytes: Uint8Array): string {
-  return `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
+/**
+ * A file's version: every put renames a freshly written file into place, so the inode changes with every
+ * write while the object exists; size and modification time guard against the inode being reused later.
+ */
+function fileStamp(info: BigIntStats): string {
+  return `f${info.ino}-${info.size}-${info.mtimeNs}`;
+}
+
+async function currentStamp(path: string, key: string): Promise<string | undefined> {
+  try {
+    const info = await stat(path, { bigint: true });
+    return info.isFile() ? fileStamp(info) : undefined;
+  } catch (err) {
+    if (isAbsent(err)) return undefined;
+    throw fsError("version", key, err);
+  }
 }
 
 async function stage(dir: string, bytes: Uint8Array, key: string, direct: DirectWrites): Promise<string> {

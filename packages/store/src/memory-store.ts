@@ -74,6 +74,11 @@ export class MemoryStore implements Store {
     return bytes === undefined ? undefined : { bytes: bytes.slice(), version: this.#versions.get(key)! };
   }
 
+  async version(key: string): Promise<string | undefined> {
+    assertValidKey(key);
+    return this.#versions.get(key);
+  }
+
   /** Atomic because nothing awaits between the check and the write. */
   async putIfVersion(key: string, bytes: Uint8Array, expected: string | null): Promise<string | undefined> {
     assertValidKey(key);

@@ -149,6 +149,22 @@ export class S3Store implements Store {
     return got;
   }
 
+  /** The object's ETag from a HEAD, or undefined when absent. */
+  async version(key: string): Promise<string | undefined> {
+    assertValidKey(key);
+    const { HeadObjectCommand } = await loadSdk();
+    try {
+      const head = await (await this.#s3()).send(
+        new HeadObjectCommand({ Bucket: this.bucket, Key: this.#root + key }),
+      );
+      if (!head.ETag) throw noEtag("version", key);
+      return head.ETag;
+    } catch (err) {
+      if (httpStatus(err) === 404) return undefined;
+      throw s3Error("version", key, err);
+    }
+  }
+
   /** PUT with If-Match: expected (If-None-Match: * when expected is null); undefined on 412. */
   async putIfVersion(key: string, bytes: Uint8Array, expected: string | null): Promise<string | undefined> {
     assertValidKey(key);

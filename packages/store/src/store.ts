@@ -31,13 +31,27 @@ export interface Store {
   delete(key: string): Promise<void>;
   /** Every key that starts with prefix ("" lists all), sorted by code unit. */
   list(prefix: string): Promise<string[]>;
-  /** The object with an opaque version tag (S3: ETag), or undefined when absent. */
+  /** The object with an opaque version tag (S3: ETag), read atomically together, or undefined when absent. */
   getVersioned?(key: string): Promise<{ bytes: Uint8Array; version: string } | undefined>;
+  /** The object's current version tag without its bytes (S3: HEAD), or undefined when absent. */
+  version?(key: string): Promise<string | undefined>;
   /**
    * Atomic compare-and-swap: writes only when the current version equals `expected` (null = must be
    * absent). Returns the new version, or undefined when the precondition failed (S3: If-Match /
    * If-None-Match → 412). Exclusive only against other putIfVersion calls on the key: every writer of a
-   * key guarded this way must use putIfVersion, never put.
+   * key guarded this way must use putIfVersion, never put. A version is never handed out twice for one
+   * key while the object exists, so an unchanged version means an unchanged object.
    */
   putIfVersion?(key: string, bytes: Uint8Array, expected: string | null): Promise<string | undefined>;
+}
+
+/** A store whose writes can be fenced: every backend of this package is one. */
+export type FencingStore = Store & Required<Pick<Store, "getVersioned" | "version" | "putIfVersion">>;
+
+export function canFence(store: Store): store is FencingStore {
+  return (
+    typeof store.getVersioned === "function" &&
+    typeof store.version === "function" &&
+    typeof store.putIfVersion === "function"
+  );
 }

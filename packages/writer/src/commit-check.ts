@@ -15,8 +15,11 @@ export interface CommitContext {
   schema: StreamSchema;
   fingerprint: string;
   nWriters: number;
-  /** Append mode: the committed record count. */
+  /** Append mode: the committed record count and the t of the last committed record. */
   nCommitted: number;
+  lastT: number | null;
+  /** The region dims the manifest records (v2); every token must name exactly these. */
+  regionDims?: string[];
   isRecordCommitted: (index: number) => boolean;
   committedStatics: ReadonlySet<string>;
   /** Statics whose dims include a region dim of the store (seed §4). */
@@ -98,6 +101,13 @@ export function verifyTokens(raw: unknown[], ctx: CommitContext): VerifiedCommit
     }
   }
   const regionDims = Object.keys(owner.region).sort();
+  if (ctx.regionDims !== undefined && regionDims.join(",") !== [...ctx.regionDims].sort().join(",")) {
+    throw new CommitError(
+      `the tokens name region dims [${regionDims.join(",")}], the store's manifest names [${[...ctx.regionDims].sort().join(",")}]`,
+      "region-dims",
+      ordered.map((t) => t.writer),
+    );
+  }
   checkTiling(
     ordered.map((t) => ({ writer: t.writer, region: t.region })),
     ctx.schema.dims,
@@ -122,6 +132,14 @@ export function verifyTokens(raw: unknown[], ctx: CommitContext): VerifiedCommit
       if (r.index !== ctx.nCommitted + k) {
         throw new CommitError(
           `records must continue the committed prefix: expected index ${ctx.nCommitted + k}, got ${r.index}`,
+          "records",
+          ordered.map((t) => t.writer),
+        );
+      }
+      const before = k === 0 ? ctx.lastT : records[k - 1]!.t;
+      if (before !== null && !(r.t > before)) {
+        throw new CommitError(
+          `append t must increase strictly: record ${r.index} has t ${r.t} after ${before}`,
           "records",
           ordered.map((t) => t.writer),
         );

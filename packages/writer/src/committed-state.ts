@@ -1,3 +1,4 @@
+import { CommitError, type ManifestBlob } from "@zarr-stream/spec";
 import type { VerifiedCommit } from "./commit-check.js";
 import { type CommittedState, compareBlobs } from "./manifest-doc.js";
 
@@ -68,4 +69,24 @@ export function invalidatedState(state: CommittedState, indices: number[]): Comm
   next.blobs = next.blobs.filter((b) => !(b.scope === "record" && drop.has(b.record!)));
   next.commitSeq += 1;
   return next;
+}
+
+/**
+ * A record blob names a record below the manifest's n_records once the commit lands (the committed count
+ * in append mode, the time length in indexed mode): every reader refuses a manifest listing any other, so
+ * the commit is refused before it writes.
+ */
+export function checkBlobRecords(next: CommittedState, blobs: ManifestBlob[]): void {
+  for (const b of blobs) {
+    if (b.scope !== "record") continue;
+    const r = b.record!;
+    const bound = next.entries ? next.entries.length : next.nCommitted;
+    if (r >= bound) {
+      throw new CommitError(
+        `writer ${b.writer}'s blob ${JSON.stringify(b.key)} is for record ${r}, but the store would have ${bound} records`,
+        "blobs",
+        [b.writer],
+      );
+    }
+  }
 }

@@ -1,4 +1,5 @@
 export type { WriterControlPlaneOptions } from "./control-plane-link.js";
+export { LEASE_PREFIX, leaseKey } from "./fenced-objects.js";
 export {
   type CollectOptions,
   clearRound,

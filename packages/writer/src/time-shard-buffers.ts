@@ -10,7 +10,6 @@ import {
   shardKey,
 } from "@zarr-stream/shard";
 import type { TypedArray } from "@zarr-stream/spec";
-import type { Store } from "@zarr-stream/store";
 import type { ArrayPlan } from "./array-plan.js";
 import { runLimited } from "./limit.js";
 
@@ -24,6 +23,14 @@ interface ChunkSlot {
   srcStart: number[];
   dstStart: number[];
   count: number[];
+}
+
+/** How the buffers reach the store: the writer handle's fenced reads and writes. */
+export interface ShardObjects {
+  read(key: string): Promise<Uint8Array | undefined>;
+  put(key: string, bytes: Uint8Array): Promise<void>;
+  /** The handle writes these keys no more (their time shard is full and written). */
+  forget(keys: Iterable<string>): void;
 }
 
 /**
@@ -102,7 +109,7 @@ export class TimeShardBuffers {
   private readonly outputs: Uint8Array[] = [];
 
   constructor(
-    private readonly store: Store,
+    private readonly objects: ShardObjects,
     private readonly plans: ArrayPlan[],
     /** Records per time shard. */
     readonly shardT: number,
@@ -175,7 +182,7 @@ export class TimeShardBuffers {
     await runLimited(
       shard.buffers.map((b) => async () => {
         const key = shardKey(b.plan.name, b.idx);
-        const bytes = await this.store.get(key);
+        const bytes = await this.objects.read(key);
         if (bytes === undefined) return;
         const layout = this.layoutAt(b.plan, tsi);
         const whole = await decodeShard(layout, bytes, key);
@@ -296,7 +303,7 @@ export class TimeShardBuffers {
         };
         try {
           const bytes = await encodeShardChunks(this.layoutAt(b.plan, tsi), b.idx, b.chunks, { take });
-          await this.store.put(key, bytes);
+          await this.objects.put(key, bytes);
         } finally {
           // Stores keep no reference to what they were given once put settles (Store.put).
           if (out !== undefined) this.outputs.push(out);
@@ -305,22 +312,27 @@ export class TimeShardBuffers {
         keys.push(key);
       }),
     );
-    if (drop) {
-      for (const tsi of tsis) {
-        const shard = this.open.get(tsi);
-        if (shard === undefined) continue;
-        this.open.delete(tsi);
-        this.release(shard);
-      }
-    }
+    if (drop) for (const tsi of tsis) this.drop(tsi);
     return keys;
+  }
+
+  private drop(tsi: number): void {
+    const shard = this.open.get(tsi);
+    if (shard === undefined) return;
+    this.open.delete(tsi);
+    this.release(shard);
+    this.objects.forget(shard.buffers.map((b) => shardKey(b.plan.name, b.idx)));
+  }
+
+  /**
+   * Releases every open time shard with nothing unwritten, so memory stays bounded however many time
+   * shards a run touches; a later write into one reloads it from the store.
+   */
+  releaseWritten(): void {
+    for (const [tsi, shard] of [...this.open]) if (!shard.buffers.some((b) => b.dirty)) this.drop(tsi);
   }
 
   async writeAll(): Promise<string[]> {
     return this.write(this.openShards(), false);
-  }
-
-  clear(): void {
-    this.open.clear();
   }
 }

@@ -1,12 +1,13 @@
 import {
   blobObjectKey,
   MANIFEST_KEY,
+  parseJsonObject,
   readArrayLayout,
   readArrayRegion,
   readManifestVersioned,
   readOutputManifest,
 } from "@zarr-stream/reader";
-import { allocTyped, copyStrided, encodeShard, shardKey } from "@zarr-stream/shard";
+import { allocTyped, copyStrided, encodeShard, parseArrayZarrJson, shardKey } from "@zarr-stream/shard";
 import {
   type BlobScope,
   COMMIT_TOKEN_SCHEMA,
@@ -27,6 +28,7 @@ import {
   type Role,
   SchemaError,
   StoreError,
+  StoreExists,
   type StreamSchema,
   schemaFingerprint,
   schemaFromManifest,
@@ -37,9 +39,12 @@ import {
 import type { Store } from "@zarr-stream/store";
 import { type ArrayPlan, planArrays } from "./array-plan.js";
 import { verifyTokens } from "./commit-check.js";
-import { applyCommit, invalidatedState, truncatedState } from "./committed-state.js";
+import { applyCommit, checkBlobRecords, invalidatedState, truncatedState } from "./committed-state.js";
 import { ControlPlaneLink, type WriterControlPlaneOptions } from "./control-plane-link.js";
+import { FencedObjects } from "./fenced-objects.js";
 import { checkSuppliedArray } from "./input-checks.js";
+import { runLimited } from "./limit.js";
+import { ManifestCommits, type ManifestWrite } from "./manifest-commits.js";
 import {
   buildManifestV1,
   buildManifestV2,
@@ -50,7 +55,7 @@ import {
   utcSeconds,
 } from "./manifest-doc.js";
 import { schemaFromManifestV1 } from "./schema-v1.js";
-import { writeStoreLayout, writeTimeShapes } from "./store-layout.js";
+import { GROUP_KEY, groupDocument, writeArrays, writeTimeShapes, zarrJsonKey } from "./store-layout.js";
 import { indexedTimes } from "./time-mode.js";
 import { TimeShardBuffers } from "./time-shard-buffers.js";
 
@@ -82,6 +87,8 @@ interface WriterInit {
   nWriters: number;
   committed: CommittedState;
   opts: WriterOptions;
+  /** The handle's fenced writes, when the lease was taken before the manifest was read (join, resume). */
+  objects?: FencedObjects;
 }
 
 const emptyPending = (): Pending => ({
@@ -90,6 +97,14 @@ const emptyPending = (): Pending => ({
   blobs: new Map(),
   objects: new Set(),
 });
+
+function storeExists(store: Store): StoreExists {
+  return new StoreExists(`${store.url} already holds a store: open it with join or resume`, GROUP_KEY);
+}
+
+function sameMembers(a: string[], b: string[]): boolean {
+  return a.length === b.length && [...a].sort().every((x, i) => x === [...b].sort()[i]);
+}
 
 function blobId(b: TokenBlob): string {
   return b.scope === "static" ? `static/${b.key}` : `record/${b.record}/${b.key}`;
@@ -165,15 +180,17 @@ export class ZarrStreamWriter {
   private closed = false;
   private readonly baseUrl: string;
   private manifest: OutputManifest | undefined;
-  /**
-   * Version tag of the manifest this owner last wrote or read, on stores with compare-and-swap (S3 ETag):
-   * null when absent. Every manifest write is conditional on it, so a second owner cannot silently
-   * overwrite a commit.
-   */
-  private manifestTag: string | null = null;
+  /** Every object this handle writes goes through here, conditional on the version it last saw. */
+  private readonly objects: FencedObjects;
+  /** The owner's commit point: the manifest, compare-and-swap on the version last written or read. */
+  private readonly commits: ManifestCommits;
+  /** Each time-axis array's zarr.json as last written or read: shape rewrites keep every other byte. */
+  private readonly zarrJson = new Map<string, Uint8Array>();
   private link: ControlPlaneLink | undefined;
   /** The background write of the last full time shard (append mode); its keys join the next token. */
   private inflight: Promise<string[]> | undefined;
+  /** A background time-shard write that failed, not yet reported to the caller. */
+  private backgroundFailure: { err: unknown } | undefined;
   private ownCloseToken: CommitToken | undefined;
   private readonly opts: WriterOptions;
 
@@ -188,6 +205,12 @@ export class ZarrStreamWriter {
     const { full, named } = resolveRegion(init.schema, init.role, init.region);
     this.namedRegion = named;
     this.regionDims = Object.keys(named).sort();
+    this.objects = init.objects ?? new FencedObjects(init.store);
+    this.objects.mayOverwrite = (key) => this.mayOverwrite(key);
+    this.commits = new ManifestCommits(this.objects, null, {
+      url: init.store.url,
+      writer: init.role.kind === "contributor" ? init.role.id : 0,
+    });
     this.committed = init.committed;
     this.baseUrl = init.opts.baseUrl ?? init.store.url;
     this.opts = init.opts;
@@ -202,7 +225,7 @@ export class ZarrStreamWriter {
     });
     // In append mode the owner streams the time coordinate too; an indexed one is written at create.
     const bufferPlans = this.plans.filter((p) => p.kind === "var" || (p.kind === "time" && !times));
-    this.buffers = new TimeShardBuffers(init.store, bufferPlans, this.shardT, (tsi) =>
+    this.buffers = new TimeShardBuffers(this.objects, bufferPlans, this.shardT, (tsi) =>
       times ? times.length : (tsi + 1) * this.shardT,
     );
     this.nextIndex = times ? 0 : init.committed.nCommitted;
@@ -217,6 +240,25 @@ export class ZarrStreamWriter {
     region: Region = {},
     opts: WriterOptions = {},
   ): Promise<ZarrStreamWriter> {
+    const w = ZarrStreamWriter.fresh(store, schema, role, region, opts);
+    if ((await store.size(GROUP_KEY)) !== undefined || (await store.size(MANIFEST_KEY)) !== undefined)
+      throw storeExists(store);
+    // The lease is the referee: of creators racing on one store, exactly one creates it.
+    if (!(await w.objects.takeLease(0, true))) throw storeExists(store);
+    await w.openLink("create");
+    await w.failingRun(() => w.writeLayout());
+    return w;
+  }
+
+  /** A handle on a store with nothing committed yet (no I/O): what create and resumeUncommitted lay out. */
+  private static fresh(
+    store: Store,
+    schema: StreamSchema,
+    role: Role,
+    region: Region,
+    opts: WriterOptions,
+    objects?: FencedObjects,
+  ): ZarrStreamWriter {
     const valid = validateStreamSchema(structuredClone(schema));
     checkRole(role);
     if (role.kind === "contributor")
@@ -233,28 +275,28 @@ export class ZarrStreamWriter {
       blobs: [],
       createdAt: utcSeconds((opts.now ?? (() => new Date()))()),
     };
-    const nWriters = role.kind === "owner" ? role.nWriters : 1;
-    const w = new ZarrStreamWriter({
+    return new ZarrStreamWriter({
       store,
       schema: valid,
       fingerprint: schemaFingerprint(valid),
       role,
       region,
       version,
-      nWriters,
+      nWriters: role.kind === "owner" ? role.nWriters : 1,
       committed,
       opts,
+      objects,
     });
-    if ((await store.size("zarr.json")) !== undefined || (await store.size(MANIFEST_KEY)) !== undefined) {
-      throw new ProtocolError(`${store.url} already holds a store; open it with join or resume`);
-    }
-    await w.openLink("create");
-    await w.failingRun(async () => {
-      await writeStoreLayout(store, valid, w.plans);
-      await w.link?.ensureSchema(valid, w.fingerprint);
-      if (version === 2) await w.writeManifest();
-    });
-    return w;
+  }
+
+  /** The group, every array's zarr.json and coordinates, then (v2) the manifest at commit_seq 0. */
+  private async writeLayout(): Promise<void> {
+    await this.objects.put(GROUP_KEY, groupDocument(this.schema));
+    const put = (key: string, bytes: Uint8Array) => this.objects.put(key, bytes);
+    for (const [name, bytes] of await writeArrays(put, this.schema, this.plans))
+      this.zarrJson.set(name, bytes);
+    await this.link?.ensureSchema(this.schema, this.fingerprint);
+    if (this.manifestVersion === 2) await this.writeManifest();
   }
 
   /** Seed §5.1 join (contributors): reads the v2 manifest, rebuilds and fingerprint-checks the schema. */
@@ -267,6 +309,7 @@ export class ZarrStreamWriter {
     checkRole(role);
     if (role.kind !== "contributor")
       throw new ProtocolError(`join is for contributors; a ${role.kind} uses create or resume`);
+    const objects = new FencedObjects(store);
     const read = await readManifestVersioned(store);
     if (read === undefined)
       throw new ProtocolError(`${store.url} has no ${MANIFEST_KEY}: the owner must create the store first`);
@@ -276,10 +319,12 @@ export class ZarrStreamWriter {
         `join needs an earthsciio/output-manifest/v2 store; ${store.url} has ${m.schema}`,
       );
     }
-    const w = ZarrStreamWriter.reopen(store, m, tag, role, region, opts);
+    const w = ZarrStreamWriter.reopen(store, m, tag, role, region, opts, objects);
+    w.checkCallerSchema();
+    // Claims first: a second process opening a claimed role fails fast without fencing the first.
     await w.openLink("join");
     await w.failingRun(async () => {
-      w.checkCallerSchema();
+      await w.takeLeaseAndReread();
       await w.reloadOpenTimeShard();
     });
     return w;
@@ -300,24 +345,25 @@ export class ZarrStreamWriter {
     checkRole(role);
     if (at !== undefined && (typeof at !== "number" || Number.isNaN(at)))
       throw new SchemaError(`resume: at must be a number, got ${at}`, "/at");
+    const objects = new FencedObjects(store);
     const read = await readManifestVersioned(store);
-    if (read === undefined)
-      throw new StoreError(`no ${MANIFEST_KEY} in ${store.url}: nothing was committed`, MANIFEST_KEY);
+    if (read === undefined) return ZarrStreamWriter.resumeUncommitted(store, role, region, opts, objects);
     const { manifest: m, tag } = read;
     if (m.schema === "earthsciio/output-manifest/v1" && role.kind !== "single") {
       throw new ProtocolError(
         `${store.url} is a v1 (Single-writer) store; resume it as single, not ${role.kind}`,
       );
     }
-    const w = ZarrStreamWriter.reopen(store, m, tag, role, region, opts);
+    const w = ZarrStreamWriter.reopen(store, m, tag, role, region, opts, objects);
     if (w.schema.time_mode !== "append" && at !== undefined) {
       throw new ProtocolError("resume of an indexed store truncates nothing: at must be undefined");
     }
-    const { keep, times } = await w.truncationPoint(at);
-    const n = w.committed.nCommitted;
-    const dropping = w.isOwner && keep < n;
+    if (!opts.controlPlane) w.checkCallerSchema();
+    let { keep, times } = await w.truncationPoint(at);
+    let n = w.committed.nCommitted;
+    const dropping = () => w.isOwner && keep < n;
     const replaces =
-      dropping && opts.controlPlane
+      dropping() && opts.controlPlane
         ? await ControlPlaneLink.runsHoldingFrom(store, opts.controlPlane, keep)
         : [];
     await w.openLink("resume", replaces);
@@ -329,9 +375,15 @@ export class ZarrStreamWriter {
           schemaFingerprint(w.callerSchema() ?? w.schema),
         );
       w.checkCallerSchema();
+      // The lease is taken only once the open is known to be valid, so a refused open fences nobody.
+      if (await w.takeLeaseAndReread()) {
+        ({ keep, times } = await w.truncationPoint(at));
+        n = w.committed.nCommitted;
+      }
+      if (w.isOwner) await w.readTimeArrays();
       if (w.schema.time_mode === "append") {
         await w.truncateTo(keep, times);
-        if (dropping) await w.link?.truncated(keep, n);
+        if (dropping()) await w.link?.truncated(keep, n);
         await w.reloadOpenTimeShard();
       }
       if (w.isOwner) await w.link?.adoptCommitted(w.committedIndices(), w.committed.commitSeq);
@@ -409,6 +461,7 @@ export class ZarrStreamWriter {
     role: Role,
     region: Region,
     opts: WriterOptions,
+    objects: FencedObjects,
   ): ZarrStreamWriter {
     let schema: StreamSchema;
     let version: 1 | 2;
@@ -451,9 +504,82 @@ export class ZarrStreamWriter {
       nWriters,
       committed: stateFromManifest(m),
       opts,
+      objects,
     });
+    if (version === 2 && !sameMembers((m as OutputManifestV2).region_dims, w.regionDims)) {
+      throw new ProtocolError(
+        `the store's writers name region dims [${(m as OutputManifestV2).region_dims.join(", ")}]; region ${JSON.stringify(region)} names [${w.regionDims.join(", ")}]`,
+      );
+    }
     w.manifest = m;
-    w.manifestTag = tag;
+    w.commits.tag = tag;
+    return w;
+  }
+
+  /**
+   * Takes this writer's lease, which fences every older handle of it (a preempted job that comes back),
+   * then re-reads the manifest: a commit that an older owner made before losing the lease is seen.
+   */
+  private async takeLeaseAndReread(): Promise<boolean> {
+    await this.objects.takeLease(this.writerId, false);
+    const read = await readManifestVersioned(this.store);
+    if (read === undefined || read.tag === this.commits.tag) return false;
+    if (read.manifest.schema !== this.manifest?.schema)
+      throw new ProtocolError(`${MANIFEST_KEY} of ${this.store.url} changed version while opening`);
+    this.committed = stateFromManifest(read.manifest);
+    this.manifest = read.manifest;
+    this.commits.tag = read.tag;
+    const times = indexedTimes(this.schema);
+    this.nextIndex = times ? 0 : this.committed.nCommitted;
+    this.lastT = times ? null : this.committed.lastT;
+    return true;
+  }
+
+  /** The owner's zarr.json of every time-axis array, validated, kept for shape rewrites. */
+  private async readTimeArrays(): Promise<void> {
+    await runLimited(
+      this.plans
+        .filter((p) => p.timeAxis >= 0)
+        .map((p) => async () => {
+          const key = zarrJsonKey(p.name);
+          const bytes = await this.objects.read(key);
+          if (bytes === undefined) throw new SchemaError(`array ${p.name}: ${key} is missing`, "", key);
+          parseArrayZarrJson(parseJsonObject(bytes, key), key);
+          this.zarrJson.set(p.name, bytes);
+        }),
+    );
+  }
+
+  /**
+   * Resume of a store whose creator stopped before its first commit: there is no manifest (a v1 store
+   * before its first flush, or a create cut short). With the caller's schema the store is laid out again
+   * as create would, taking over whatever the earlier handle left.
+   */
+  private static async resumeUncommitted(
+    store: Store,
+    role: Role,
+    region: Region,
+    opts: WriterOptions,
+    objects: FencedObjects,
+  ): Promise<ZarrStreamWriter> {
+    if ((await store.size(GROUP_KEY)) === undefined)
+      throw new StoreError(`${store.url} holds no store: create it`, GROUP_KEY);
+    if (role.kind === "contributor")
+      throw new ProtocolError(
+        `${store.url} has no ${MANIFEST_KEY} yet: the owner must create or resume it first`,
+      );
+    if (opts.schema === undefined) {
+      throw new StoreError(
+        `${store.url} has no ${MANIFEST_KEY}: nothing was committed; resume it with the schema (opts.schema) to start it again`,
+        MANIFEST_KEY,
+      );
+    }
+    const w = ZarrStreamWriter.fresh(store, opts.schema, role, region, opts, objects);
+    await objects.takeLease(0, false);
+    if ((await store.size(MANIFEST_KEY)) !== undefined)
+      throw new StoreExists(`${store.url} was committed to while resuming: resume it again`, MANIFEST_KEY);
+    await w.openLink("create");
+    await w.failingRun(() => w.writeLayout());
     return w;
   }
 
@@ -469,7 +595,22 @@ export class ZarrStreamWriter {
   }
 
   private assertOpen(): void {
+    this.objects.assertUnfenced();
     if (this.closed) throw new ProtocolError("the writer is closed");
+  }
+
+  /**
+   * Whether this handle, holding its lease, may overwrite an object another write changed. Only when that
+   * write cannot have been committed: the owner's manifest is still the one it last wrote or read; a
+   * contributor's committed records are all ones it holds or tokened itself.
+   */
+  private async mayOverwrite(_key: string): Promise<boolean> {
+    if (this.isOwner) return ((await this.objects.store.version(MANIFEST_KEY)) ?? null) === this.commits.tag;
+    const fresh = stateFromManifest(await readOutputManifest(this.store));
+    if (fresh.entries) return fresh.entries.every((e, i) => !e.committed || this.isCommittedInView(i));
+    for (let i = this.committed.nCommitted; i < fresh.nCommitted; i++)
+      if (!this.tokenedRecords.has(i)) return false;
+    return true;
   }
 
   private assertOwner(what: string): void {
@@ -492,6 +633,7 @@ export class ZarrStreamWriter {
       throw new SchemaError(`t must be strictly increasing: ${t} after ${this.lastT}`, "/t");
     }
     const prepared = this.prepareArrays(arrays);
+    this.throwBackgroundFailure();
     const index = this.nextIndex;
     if (this.isOwner) prepared.set(this.schema.time_dim, Float64Array.of(t));
     // State first: a second writeRecord issued before this one settles still gets the next index.
@@ -504,7 +646,7 @@ export class ZarrStreamWriter {
       // in flight, so memory stays at two time shards of buffers.
       await this.settleWrites();
       this.inflight = this.buffers.write([Math.floor(index / this.shardT)], true);
-      // Marked handled so a failure never crashes the process unobserved; settleWrites rethrows it.
+      // Marked handled so a failure never crashes the process unobserved; settleWrites records it.
       this.inflight.catch(() => {});
     }
     return index;
@@ -534,12 +676,26 @@ export class ZarrStreamWriter {
     }
   }
 
-  /** Waits for the background time-shard write; its failure surfaces here (next fill, flush or close). */
+  /**
+   * Waits for the background time-shard write. A failed one leaves its time shard open and dirty, so the
+   * next flush writes it again; the failure is reported by the next writeRecord before it accepts anything.
+   */
   private async settleWrites(): Promise<void> {
     const inflight = this.inflight;
     if (inflight === undefined) return;
     this.inflight = undefined;
-    for (const key of await inflight) this.pending.objects.add(key);
+    try {
+      for (const key of await inflight) this.pending.objects.add(key);
+    } catch (err) {
+      this.backgroundFailure ??= { err };
+    }
+  }
+
+  private throwBackgroundFailure(): void {
+    const failure = this.backgroundFailure;
+    if (failure === undefined) return;
+    this.backgroundFailure = undefined;
+    throw failure.err;
   }
 
   private isCommittedInView(index: number): boolean {
@@ -628,7 +784,7 @@ export class ZarrStreamWriter {
         count,
       );
       const key = shardKey(plan.name, idx);
-      await this.store.put(key, await encodeShard(layout, idx, buf));
+      await this.objects.put(key, await encodeShard(layout, idx, buf));
       this.pending.objects.add(key);
     }
     this.pending.statics.add(name);
@@ -650,8 +806,13 @@ export class ZarrStreamWriter {
       }
     }
     if (!(bytes instanceof Uint8Array)) throw new SchemaError("blob bytes must be a Uint8Array", "/bytes");
+    if (scope !== "static" && this.schema.time_mode === "append" && scope.record >= this.nextIndex) {
+      throw new ProtocolError(
+        `blob for record ${scope.record}: that record is not written yet (next record index ${this.nextIndex})`,
+      );
+    }
     const objectKey = blobObjectKey(scope, this.writerId, key);
-    await this.store.put(objectKey, bytes);
+    await this.objects.put(objectKey, bytes);
     const entry: TokenBlob =
       scope === "static" ? { scope: "static", key } : { scope: "record", record: scope.record, key };
     this.pending.blobs.set(blobId(entry), entry);
@@ -665,10 +826,27 @@ export class ZarrStreamWriter {
   /** Seed §5.1 flush: PUT every dirty shard of the region and return the token. Single: also commits. */
   async flush(): Promise<CommitToken> {
     this.assertOpen();
+    await this.settleCommits();
     await this.settleWrites();
     for (const key of await this.buffers.writeAll()) this.pending.objects.add(key);
+    // Every dirty shard is written now, a failed background write's included.
+    this.backgroundFailure = undefined;
+    const token = this.pendingToken();
+    // A Single writer's pending data stays pending until its commit lands, so a failed commit is retried
+    // by the next flush instead of being dropped.
+    if (this.role.kind === "single" && this.hasPending()) await this.commitVerified([token]);
+    this.dropPending(token);
+    if (!this.isOwner) {
+      for (const r of token.records) this.tokenedRecords.add(r.index);
+      for (const s of token.statics) this.tokenedStatics.add(s);
+      if (this.committed.entries) this.buffers.releaseWritten();
+    }
+    return token;
+  }
+
+  private pendingToken(): CommitToken {
     const p = this.pending;
-    const token: CommitToken = {
+    return {
       schema: COMMIT_TOKEN_SCHEMA,
       writer: this.writerId,
       region: canonicalRegion(this.namedRegion),
@@ -678,14 +856,28 @@ export class ZarrStreamWriter {
       blobs: [...p.blobs.values()].sort(compareTokenBlobs),
       objects: [...p.objects].sort(),
     };
-    const hadPending = this.hasPending();
-    this.pending = emptyPending();
-    if (!this.isOwner) {
-      for (const r of token.records) this.tokenedRecords.add(r.index);
-      for (const s of token.statics) this.tokenedStatics.add(s);
-    }
-    if (this.role.kind === "single" && hadPending) await this.commitVerified([token]);
-    return token;
+  }
+
+  /** Removes what `token` carries from the pending set (writes made since stay pending). */
+  private dropPending(token: CommitToken): void {
+    for (const r of token.records) this.pending.records.delete(r.index);
+    for (const name of token.statics) this.pending.statics.delete(name);
+    for (const b of token.blobs) this.pending.blobs.delete(blobId(b));
+    for (const key of token.objects) this.pending.objects.delete(key);
+  }
+
+  /**
+   * Settles a manifest write whose outcome was unknown (it threw): when it landed, its state becomes the
+   * committed state and what it carried of this writer's own pending data is no longer pending.
+   */
+  private async settleCommits(): Promise<ManifestWrite | undefined> {
+    if (!this.isOwner) return undefined;
+    const landed = await this.commits.settle();
+    if (landed === undefined) return undefined;
+    this.committed = landed.state;
+    this.manifest = landed.manifest;
+    if (this.role.kind === "single" && landed.carried) for (const t of landed.carried) this.dropPending(t);
+    return landed;
   }
 
   /** Seed §5.3 owner commit: verify every token, then shapes, then the manifest (the commit point). */
@@ -693,7 +885,19 @@ export class ZarrStreamWriter {
     this.assertOpen();
     this.assertOwner("commit");
     if (!Array.isArray(tokens)) throw new SchemaError("commit takes an array of tokens", "/tokens");
+    const landed = await this.settleCommits();
+    // The same call retried after an unknown outcome that in fact landed: it succeeded.
+    if (landed?.carried !== undefined && JSON.stringify(landed.carried) === JSON.stringify(tokens))
+      return this.receipt();
     return this.commitVerified(tokens);
+  }
+
+  private receipt(): CommitReceipt {
+    return {
+      commit_seq: this.committed.commitSeq,
+      n_committed: this.committedCount,
+      manifest: this.manifest as OutputManifestV2,
+    };
   }
 
   private async commitVerified(tokens: CommitToken[]): Promise<CommitReceipt> {
@@ -703,47 +907,40 @@ export class ZarrStreamWriter {
       fingerprint: this.fingerprint,
       nWriters: this.nWriters,
       nCommitted: state.nCommitted,
+      lastT: state.lastT,
+      regionDims: this.manifestVersion === 2 ? this.regionDims : undefined,
       isRecordCommitted: (i) => state.entries?.[i]?.committed === true,
       committedStatics: new Set(state.staticsCommitted),
       isStaticPartitioned: (name, regionDims) =>
         isPartitioned(this.schema.statics.find((s) => s.name === name)!.dims, regionDims),
     });
     const next = applyCommit(state, verified, this.shardT);
+    checkBlobRecords(next, verified.blobs);
     if (next.nCommitted !== state.nCommitted) {
-      await this.assertSoleOwner();
-      await writeTimeShapes(this.store, this.plans, next.nCommitted);
+      await this.commits.assertUnchanged();
+      await writeTimeShapes(this.putObject, this.plans, next.nCommitted, this.zarrJson);
     }
-    const manifest = await this.writeManifest(next);
+    await this.writeManifest(next, tokens);
     await this.link?.committed({
       commitSeq: next.commitSeq,
       records: verified.records,
       arrays: this.schema.vars.map((v) => v.name),
       regionDims: verified.regionDims,
     });
-    return {
-      commit_seq: next.commitSeq,
-      n_committed: this.committedCount,
-      manifest: manifest as OutputManifestV2,
-    };
+    if (this.committed.entries) this.buffers.releaseWritten();
+    return this.receipt();
   }
 
-  /** Refuses early when the manifest changed under this owner (another owner committed). */
-  private async assertSoleOwner(): Promise<void> {
-    if (!this.store.getVersioned) return;
-    const current = await this.store.getVersioned(MANIFEST_KEY);
-    if ((current?.version ?? null) !== this.manifestTag) throw this.concurrentOwner();
-  }
+  private readonly putObject = (key: string, bytes: Uint8Array) => this.objects.put(key, bytes);
 
-  private concurrentOwner(): CommitError {
-    return new CommitError(
-      `${MANIFEST_KEY} of ${this.store.url} changed since this owner last wrote or read it: another owner is committing to this store`,
-      "concurrent-owner",
-      [this.writerId],
-    );
-  }
-
-  /** Writes the manifest of `state` (the commit point); only then is `state` this writer's committed state. */
-  private async writeManifest(state: CommittedState = this.committed): Promise<OutputManifest> {
+  /**
+   * Writes the manifest of `state` (the commit point); only then is `state` this writer's committed state.
+   * `carried` are the tokens the commit carries, so a retry of the same call can be recognised.
+   */
+  private async writeManifest(
+    state: CommittedState = this.committed,
+    carried?: CommitToken[],
+  ): Promise<OutputManifest> {
     const id = {
       schema: this.schema,
       fingerprint: this.fingerprint,
@@ -752,14 +949,7 @@ export class ZarrStreamWriter {
       baseUrl: this.baseUrl,
     };
     const m = this.manifestVersion === 1 ? buildManifestV1(id, state) : buildManifestV2(id, state);
-    const bytes = serializeManifest(m);
-    if (this.store.putIfVersion) {
-      const tag = await this.store.putIfVersion(MANIFEST_KEY, bytes, this.manifestTag);
-      if (tag === undefined) throw this.concurrentOwner();
-      this.manifestTag = tag;
-    } else {
-      await this.store.put(MANIFEST_KEY, bytes);
-    }
+    await this.commits.write({ bytes: serializeManifest(m), state, manifest: m, carried });
     this.committed = state;
     this.manifest = m;
     return m;
@@ -776,6 +966,7 @@ export class ZarrStreamWriter {
       if (!Number.isInteger(i) || i < 0 || i >= entries.length)
         throw new SchemaError(`invalidate: index ${i} is not in [0, ${entries.length})`, "/indices");
     }
+    await this.settleCommits();
     const next = invalidatedState(this.committed, indices);
     await this.writeManifest(next);
     await this.link?.invalidated(
@@ -792,6 +983,7 @@ export class ZarrStreamWriter {
       if (!this.schema.statics.some((s) => s.name === n))
         throw new SchemaError(`invalidateStatics: unknown static ${JSON.stringify(n)}`, "/names");
     }
+    await this.settleCommits();
     const next = structuredClone(this.committed);
     next.staticsCommitted = next.staticsCommitted.filter((s) => !names.includes(s));
     next.commitSeq += 1;
@@ -869,13 +1061,14 @@ export class ZarrStreamWriter {
     if (this.isOwner) {
       if (keep < n) {
         const next = truncatedState(this.committed, keep, times!, this.shardT, this.manifestVersion === 2);
-        await this.assertSoleOwner();
-        await writeTimeShapes(this.store, this.plans, keep);
+        await this.commits.assertUnchanged();
+        await writeTimeShapes(this.putObject, this.plans, keep, this.zarrJson);
         await this.writeManifest(next);
       } else {
         // A crash between the shape rewrite and the manifest leaves shapes ahead of the commit: repair them.
-        const layout = await readArrayLayout(this.store, timePlan.name);
-        if (layout.shape[0] !== keep) await writeTimeShapes(this.store, this.plans, keep);
+        const key = zarrJsonKey(timePlan.name);
+        const layout = parseArrayZarrJson(parseJsonObject(this.zarrJson.get(timePlan.name)!, key), key);
+        if (layout.shape[0] !== keep) await writeTimeShapes(this.putObject, this.plans, keep, this.zarrJson);
       }
     } else if (keep < n) {
       this.committed = truncatedState(this.committed, keep, times!, this.shardT, false);

@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { MANIFEST_KEY } from "@zarr-stream/reader";
 import { FsStore, type Store, snapshotStore } from "@zarr-stream/store";
 import { type S3Server, s3SkipReason, startS3Server } from "@zarr-stream/store/test/s3-server";
-import { ZarrStreamWriter } from "../src/index.js";
+import { LEASE_PREFIX, ZarrStreamWriter } from "../src/index.js";
 import { type Child, startChild } from "./child-process.js";
 import { committedDump, recordArrays } from "./helpers.js";
 import { MP_COMMIT_EVERY, MP_RECORDS, MP_SCHEMA, mpT } from "./mp-workload.js";
@@ -58,11 +58,16 @@ export function differences(a: Map<string, string>, b: Map<string, string>): str
     .map((k) => `${k}: ${a.has(k) ? "" : "missing "}${b.has(k) ? "" : "extra"}`);
 }
 
-/** Array data and array metadata: everything but the manifest, whose writer count and layout differ by design. */
+/**
+ * Array data and array metadata: everything but the manifest, whose writer count and layout differ by
+ * design, and the writers' leases, which differ with every run.
+ */
 export async function dataObjects(store: Store): Promise<Map<string, string>> {
   const snap = await snapshotStore(store);
   return new Map(
-    [...snap].filter(([k]) => k !== MANIFEST_KEY).map(([k, v]) => [k, Buffer.from(v).toString("hex")]),
+    [...snap]
+      .filter(([k]) => k !== MANIFEST_KEY && !k.startsWith(LEASE_PREFIX))
+      .map(([k, v]) => [k, Buffer.from(v).toString("hex")]),
   );
 }
 

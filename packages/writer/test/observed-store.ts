@@ -39,5 +39,14 @@ export function observedStore(
       return inner.delete(k);
     },
     list: (p) => inner.list(p),
+    getVersioned: (k) => {
+      read(k);
+      return inner.getVersioned!(k);
+    },
+    version: (k) => inner.version!(k),
+    putIfVersion: (k, b, v) => {
+      write(k);
+      return inner.putIfVersion!(k, b, v);
+    },
   };
 }

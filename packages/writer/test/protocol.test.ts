@@ -4,6 +4,7 @@ import { readOutputManifest, readRecord } from "@zarr-stream/reader";
 import {
   CommitError,
   type CommitToken,
+  Fenced,
   NotCommitted,
   type OutputManifestV2,
   ProtocolError,
@@ -297,7 +298,7 @@ describe("§5 roles and protocol", () => {
 });
 
 describe("a second owner by mistake", () => {
-  it("exactly one commit wins; the other gets CommitError concurrent-owner and the state stays the winner's", async () => {
+  it("the owner that resumed holds the lease: the first is Fenced, its shard writes do not survive, the second's records read back", async () => {
     const store = newStore();
     const schema = gridSchema();
     const a = await ZarrStreamWriter.create(store, schema, { kind: "owner", nWriters: 1 });
@@ -306,17 +307,14 @@ describe("a second owner by mistake", () => {
     await b.writeRecord(2, recordArrays(schema, 5, {}));
     const ta = await a.flush();
     const tb = await b.flush();
-    await a.commit([ta]);
     const before = await bytesOf(store);
-    await assert.rejects(
-      b.commit([tb]),
-      (e: unknown) => e instanceof CommitError && e.reason === "concurrent-owner",
-    );
-    assert.deepEqual(await bytesOf(store), before);
+    await assert.rejects(a.commit([ta]), Fenced);
+    assert.deepEqual(await bytesOf(store), before, "the refused commit wrote nothing");
+    await b.commit([tb]);
     const m = (await readOutputManifest(store)) as OutputManifestV2;
-    assert.equal(m.last_t, 1);
+    assert.equal(m.last_t, 2);
     assert.equal(m.commit_seq, 1);
-    // The manifest is guarded; shard objects are not: a rogue owner's flush can still replace them, which
-    // is what the control plane's write claims prevent (it never gets to open the store).
+    const r = await readRecord(store, "temperature", 0);
+    assert.equal(r.data[0], 1000 + 13 * 5 + 3 + 5 + 0.25, "record 0 holds b's values (generator record 5)");
   });
 });

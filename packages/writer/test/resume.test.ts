@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { readOutputManifest } from "@zarr-stream/reader";
 import { type OutputManifestV2, ProtocolError } from "@zarr-stream/spec";
+import { LEASE_PREFIX, leaseKey } from "../src/fenced-objects.js";
 import { ZarrStreamWriter } from "../src/index.js";
 import { committedDump, gridSchema, newStore, recordArrays } from "./helpers.js";
 import { observedStore } from "./observed-store.js";
@@ -76,13 +77,19 @@ describe("§7 resume", () => {
     assert.equal(await committedDump(store), await committedDump(await uninterrupted(5)));
   });
 
-  it("resume with nothing to drop writes nothing", async () => {
+  it("resume with nothing to drop writes nothing but its lease", async () => {
     const store = await uninterrupted(4);
-    const keys = await store.list("");
+    const keys = (await store.list("")).filter((k) => !k.startsWith(LEASE_PREFIX));
     const bytes = await Promise.all(keys.map((k) => store.get(k)));
+    const lease = await store.get(leaseKey(0));
     await ZarrStreamWriter.resume(store, { kind: "owner", nWriters: 1 }, {}, 1e9);
     const after = await Promise.all(keys.map((k) => store.get(k)));
     assert.deepEqual(after, bytes);
+    assert.deepEqual(
+      (await store.list("")).filter((k) => !keys.includes(k)),
+      [leaseKey(0)],
+    );
+    assert.notDeepEqual(await store.get(leaseKey(0)), lease, "the lease was taken anew");
   });
 
   it("indexed resume refuses at; contributors compute the same truncated count", async () => {

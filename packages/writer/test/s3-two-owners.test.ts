@@ -1,12 +1,10 @@
-// Needs the writer's manifest write to be conditional (Store.putIfVersion on the version it last read or
-// wrote); until writer.ts is wired that way the second owner silently overwrites and these tests fail.
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { MANIFEST_KEY, readOutputManifest } from "@zarr-stream/reader";
-import { CommitError } from "@zarr-stream/spec";
+import { MANIFEST_KEY, readArrayLayout, readArrayRegion, readOutputManifest } from "@zarr-stream/reader";
+import { CommitError, Fenced } from "@zarr-stream/spec";
 import { FsStore, type Store } from "@zarr-stream/store";
 import { type S3Server, s3SkipReason, startS3Server } from "@zarr-stream/store/test/s3-server";
 import { ZarrStreamWriter } from "../src/index.js";
@@ -60,34 +58,55 @@ async function twoOwners(a: Store, b: Store): Promise<[ZarrStreamWriter, ZarrStr
   return [wa, wb];
 }
 
-const isConcurrentOwner = (e: unknown) => e instanceof CommitError && e.reason === "concurrent-owner";
+/** How a fenced-out owner is refused: its lease is gone (Fenced), or its manifest version is stale. */
+const isFencedOut = (e: unknown) =>
+  e instanceof Fenced || (e instanceof CommitError && e.reason === "concurrent-owner");
 
 for (const [name, make] of backends) {
   describe(`two owners on one ${name} store`, { skip: name === "S3Store" ? skip : undefined }, () => {
-    it("concurrent-owner: the second commit from a stale manifest version gets CommitError and changes nothing", async () => {
+    it("the owner that resumed holds the lease: the first owner's commit is refused and changes nothing", async () => {
       const [a, b] = make();
       const [wa, wb] = await twoOwners(a, b);
-      const won = await wa.commit([await wa.flush()]);
-      const committed = await a.get(MANIFEST_KEY);
-      assert.deepEqual(committed, serializeManifest(won.manifest));
-      await assert.rejects(wb.commit([await wb.flush()]), isConcurrentOwner);
-      assert.deepEqual(await b.get(MANIFEST_KEY), committed, "the first owner's commit stands");
-      const m = (await readOutputManifest(b)) as { commit_seq: number; n_records: number };
-      assert.deepEqual([m.commit_seq, m.n_records], [1, 3]);
+      const before = await a.get(MANIFEST_KEY);
+      await assert.rejects(async () => wa.commit([await wa.flush()]), isFencedOut);
+      assert.deepEqual(await a.get(MANIFEST_KEY), before, "the refused commit wrote no manifest");
+      const won = await wb.commit([await wb.flush()]);
+      assert.deepEqual(await b.get(MANIFEST_KEY), serializeManifest(won.manifest));
+      const m = (await readOutputManifest(b)) as { commit_seq: number; n_records: number; last_t: number };
+      assert.deepEqual([m.commit_seq, m.n_records, m.last_t], [1, 3, 31], "the resumed owner's records");
+      await assert.rejects(
+        wa.writeRecord(100, recordArrays(SCHEMA, 3, {})),
+        Fenced,
+        "a fenced handle stays fenced",
+      );
     });
 
-    it("concurrent-owner: two owners committing at once, exactly one wins and the store shows its manifest", async () => {
+    it("two owners committing at once: exactly one wins, the store shows its manifest and its t values", async () => {
       const [a, b] = make();
       const [wa, wb] = await twoOwners(a, b);
-      const [ta, tb] = [await wa.flush(), await wb.flush()];
-      const results = await Promise.allSettled([wa.commit([ta]), wb.commit([tb])]);
+      const results = await Promise.allSettled([
+        (async () => wa.commit([await wa.flush()]))(),
+        (async () => wb.commit([await wb.flush()]))(),
+      ]);
       const winners = results.filter((r) => r.status === "fulfilled");
       assert.equal(winners.length, 1, `${winners.length} commits succeeded`);
       const loser = results.find((r) => r.status === "rejected") as PromiseRejectedResult;
-      assert.ok(isConcurrentOwner(loser.reason), String(loser.reason));
+      assert.ok(isFencedOut(loser.reason), String(loser.reason));
       const receipt = (winners[0] as PromiseFulfilledResult<Awaited<ReturnType<ZarrStreamWriter["commit"]>>>)
         .value;
       assert.deepEqual(await a.get(MANIFEST_KEY), serializeManifest(receipt.manifest));
+      const t = await readRecordTimes(a, 3);
+      assert.deepEqual(t, [
+        receipt.manifest.last_t! - 20,
+        receipt.manifest.last_t! - 10,
+        receipt.manifest.last_t,
+      ]);
     });
   });
+}
+
+/** The committed time coordinate, read back through zarr metadata and shards. */
+async function readRecordTimes(store: Store, n: number): Promise<number[]> {
+  const layout = await readArrayLayout(store, "time");
+  return [...((await readArrayRegion(store, "time", layout, [[0, n]])) as Float64Array)];
 }

@@ -1,0 +1,193 @@
+import { createHash, randomUUID } from "node:crypto";
+import { Fenced, StoreError } from "@zarr-stream/spec";
+import { canFence, type FencingStore, type Store } from "@zarr-stream/store";
+
+/** Where each writer's lease lives: beside the Zarr hierarchy, in a folder no Zarr reader opens. */
+export const LEASE_PREFIX = ".zarr-stream/leases/";
+export const LEASE_SCHEMA = "zarr-stream/writer-lease/v1";
+
+export function leaseKey(writer: number): string {
+  return `${LEASE_PREFIX}writer-${writer}.json`;
+}
+
+/** How often a lease holder overwrites a key that another write keeps changing before it gives up. */
+const OVERWRITE_ATTEMPTS = 8;
+
+const digest = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && Buffer.from(a.buffer, a.byteOffset, a.length).equals(b);
+}
+
+/**
+ * Every object one writer handle PUTs, fenced: each write is conditional on the version of the object this
+ * handle last wrote or read (absent when it has seen neither), so a write made by anyone else in between
+ * makes ours fail instead of silently replacing theirs.
+ *
+ * A refused write is explained before it is reported:
+ * - the object already holds exactly our bytes (an earlier attempt landed and its acknowledgement was
+ *   lost): the write succeeded;
+ * - it holds the bytes of an earlier attempt of ours whose outcome was unknown: that attempt landed, and
+ *   the write is retried on its version;
+ * - this handle still holds its writer lease (no successor has resumed or joined as this writer): the
+ *   object is a leftover of a dropped handle or a stale write of a fenced one, and `mayOverwrite` decides
+ *   whether the holder replaces it;
+ * - otherwise another handle of this writer is live: Fenced, and this handle refuses every further write.
+ */
+export class FencedObjects {
+  readonly store: FencingStore;
+  readonly #versions = new Map<string, string | null>();
+  /** Digest of the bytes of a write whose outcome is unknown (it threw, or its acknowledgement was lost). */
+  readonly #uncertain = new Map<string, string>();
+  #lease: { key: string; version: string } | undefined;
+  #fenced: Fenced | undefined;
+
+  /** Asked before a lease holder overwrites an object another write changed; false means Fenced. */
+  mayOverwrite: (key: string) => Promise<boolean> = async () => true;
+
+  constructor(store: Store) {
+    if (!canFence(store)) {
+      throw new StoreError(
+        `${store.url} cannot fence writes (it lacks getVersioned, version or putIfVersion): a zarr-stream writer needs conditional puts`,
+      );
+    }
+    this.store = store;
+  }
+
+  /** The error every write of a fenced handle throws, or undefined while the handle may write. */
+  get fenced(): Fenced | undefined {
+    return this.#fenced;
+  }
+
+  assertUnfenced(): void {
+    if (this.#fenced) throw this.#fenced;
+  }
+
+  /** Marks the handle fenced (for a refusal found elsewhere, e.g. the manifest) and returns the error. */
+  fence(key: string, why: string): Fenced {
+    this.#fenced ??= new Fenced(`${why}: this handle writes nothing more; resume the store to go on`, key);
+    return this.#fenced;
+  }
+
+  /**
+   * Takes writer `writer`'s lease: creates it (`create`, failing with false when it exists) or replaces
+   * whatever holds it now, which fences the handle that held it before.
+   */
+  async takeLease(writer: number, create: boolean): Promise<boolean> {
+    const key = leaseKey(writer);
+    const current = create ? undefined : await this.store.getVersioned(key);
+    const epoch = current === undefined ? 1 : leaseEpoch(current.bytes) + 1;
+    // The nonce makes every lease body unique, so finding our own bytes there means our write landed.
+    const body = new TextEncoder().encode(
+      `${JSON.stringify({ schema: LEASE_SCHEMA, writer, epoch, acquired_at: new Date().toISOString(), nonce: randomUUID() })}\n`,
+    );
+    let version = await this.store.putIfVersion(key, body, current?.version ?? null);
+    if (version === undefined) {
+      const now = await this.store.getVersioned(key);
+      if (now !== undefined && sameBytes(now.bytes, body)) version = now.version;
+    }
+    if (version === undefined) {
+      if (create) return false;
+      throw this.fence(key, `writer ${writer}'s lease was taken by another handle at the same moment`);
+    }
+    this.#lease = { key, version };
+    this.#versions.set(key, version);
+    return true;
+  }
+
+  /** True while no other handle has taken this handle's lease since it took it. */
+  async holdsLease(): Promise<boolean> {
+    if (this.#lease === undefined) return false;
+    return (await this.store.version(this.#lease.key)) === this.#lease.version;
+  }
+
+  /** Refuses (Fenced) once another handle has taken this handle's lease. */
+  async assertLease(): Promise<void> {
+    this.assertUnfenced();
+    if (this.#lease !== undefined && !(await this.holdsLease()))
+      throw this.fence(this.#lease.key, "another handle has taken this writer's lease");
+  }
+
+  /** Reads an object and remembers its version as the one the next write of it is conditional on. */
+  async read(key: string): Promise<Uint8Array | undefined> {
+    const got = await this.store.getVersioned(key);
+    this.#versions.set(key, got?.version ?? null);
+    return got?.bytes;
+  }
+
+  /** Remembers a version learnt elsewhere (a manifest read with its tag). */
+  adopt(key: string, version: string | null): void {
+    this.#versions.set(key, version);
+  }
+
+  /** Forgets keys this handle writes no more, so their versions do not pile up over a long run. */
+  forget(keys: Iterable<string>): void {
+    for (const key of keys) {
+      this.#versions.delete(key);
+      this.#uncertain.delete(key);
+    }
+  }
+
+  /** The version of `key` this handle last saw (null: absent), or undefined when it has seen none. */
+  seen(key: string): string | null | undefined {
+    return this.#versions.get(key);
+  }
+
+  /**
+   * Writes `bytes` at `key` conditional on the version last seen. Throws Fenced when another live handle
+   * changed the object, and rethrows store errors after recording that the outcome is unknown.
+   */
+  async put(key: string, bytes: Uint8Array): Promise<void> {
+    this.assertUnfenced();
+    let expected = this.#versions.get(key) ?? null;
+    for (let attempt = 0; ; attempt++) {
+      let version: string | undefined;
+      try {
+        version = await this.store.putIfVersion(key, bytes, expected);
+      } catch (err) {
+        this.#uncertain.set(key, digest(bytes));
+        throw err;
+      }
+      if (version !== undefined) {
+        this.#versions.set(key, version);
+        this.#uncertain.delete(key);
+        return;
+      }
+      const current = await this.store.getVersioned(key);
+      if (current !== undefined && sameBytes(current.bytes, bytes)) {
+        this.#versions.set(key, current.version);
+        this.#uncertain.delete(key);
+        return;
+      }
+      const earlier = this.#uncertain.get(key);
+      this.#uncertain.delete(key);
+      if (current !== undefined && earlier !== undefined && earlier === digest(current.bytes)) {
+        expected = current.version;
+        continue;
+      }
+      if (attempt < OVERWRITE_ATTEMPTS && (await this.holdsLease()) && (await this.mayOverwrite(key))) {
+        expected = current?.version ?? null;
+        continue;
+      }
+      throw this.fence(key, `${key} was changed by another handle since this one last wrote or read it`);
+    }
+  }
+}
+
+/**
+ * The epoch a lease records. Only the lease's version fences; the epoch is a label for people, so a lease
+ * that does not parse (a torn or foreign file) counts as epoch 0 and is taken over rather than bricking
+ * the store.
+ */
+function leaseEpoch(bytes: Uint8Array): number {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(new TextDecoder().decode(bytes));
+  } catch {
+    return 0;
+  }
+  const { schema, epoch } = (doc ?? {}) as { schema?: unknown; epoch?: unknown };
+  return schema === LEASE_SCHEMA && Number.isSafeInteger(epoch) && (epoch as number) >= 0
+    ? (epoch as number)
+    : 0;
+}
