@@ -16,6 +16,7 @@ import {
   type CommitToken,
   canonicalRegion,
   checkRegionAligned,
+  Fenced,
   FingerprintMismatch,
   isPartitioned,
   normalizeRegion,
@@ -41,7 +42,7 @@ import { type ArrayPlan, planArrays } from "./array-plan.js";
 import { verifyTokens } from "./commit-check.js";
 import { applyCommit, checkBlobRecords, invalidatedState, truncatedState } from "./committed-state.js";
 import { ControlPlaneLink, type WriterControlPlaneOptions } from "./control-plane-link.js";
-import { FencedObjects } from "./fenced-objects.js";
+import { FencedObjects, leaseKey } from "./fenced-objects.js";
 import { checkSuppliedArray } from "./input-checks.js";
 import { runLimited } from "./limit.js";
 import { ManifestCommits, type ManifestWrite } from "./manifest-commits.js";
@@ -562,7 +563,7 @@ export class ZarrStreamWriter {
     opts: WriterOptions,
     objects: FencedObjects,
   ): Promise<ZarrStreamWriter> {
-    if ((await store.size(GROUP_KEY)) === undefined)
+    if ((await store.size(GROUP_KEY)) === undefined && (await store.size(leaseKey(0))) === undefined)
       throw new StoreError(`${store.url} holds no store: create it`, GROUP_KEY);
     if (role.kind === "contributor")
       throw new ProtocolError(
@@ -1000,13 +1001,11 @@ export class ZarrStreamWriter {
     try {
       manifest = await this.closeRole(tokens);
     } catch (err) {
-      // A refused close (unflushed data, a token that does not verify) changes nothing and may be retried;
-      // anything else ends the run.
-      const refused =
-        err instanceof ProtocolError ||
-        err instanceof SchemaError ||
-        (err instanceof CommitError && err.reason !== "concurrent-owner");
-      if (!refused) {
+      // A refused close (unflushed data, a token that does not verify) or a failed store call changes no
+      // committed byte and may be retried; losing the store to another handle ends the run.
+      const fencedOut =
+        err instanceof Fenced || (err instanceof CommitError && err.reason === "concurrent-owner");
+      if (fencedOut) {
         this.closed = true;
         await this.link?.fail(err);
       }
