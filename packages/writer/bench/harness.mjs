@@ -286,6 +286,12 @@ async function runScaling(quick, workDir, wl, log) {
       checkpoints: quick ? [8, 16] : [8, 100, 1000, 10000],
       dir: join(workDir, "scaling-store"),
     }),
+    rss_vs_records_indexed: await curve("rssAndReadVsRecords", {
+      workload: small,
+      checkpoints: quick ? [8, 16] : [8, 100, 1000, 10000],
+      dir: join(workDir, "scaling-store-indexed"),
+      indexed: true,
+    }),
   };
 }
 

@@ -90,13 +90,17 @@ export function formatReport(out) {
     );
   }
   const rr = scaling.rss_and_read_vs_records;
-  if (rr?.rss) {
-    const first = rr.rss[0];
-    const last = rr.rss[rr.rss.length - 1];
+  const flat = (label, curve) => {
+    const first = curve.rss[0];
+    const last = curve.rss[curve.rss.length - 1];
     t(
-      `RSS flat over records: ${rr.rss.map((p) => `${p.records}:${f(p.rss_MB, 0)}MB(peak ${f(p.peak_rss_MB, 0)})`).join(" ")}`,
+      `${label}: ${curve.rss.map((p) => `${p.records}:${f(p.rss_MB, 0)}MB(peak ${f(p.peak_rss_MB, 0)})`).join(" ")}`,
       last.peak_rss_MB <= first.peak_rss_MB + 50,
     );
+  };
+  if (scaling.rss_vs_records_indexed?.rss) flat("RSS flat over indexed records", scaling.rss_vs_records_indexed);
+  if (rr?.rss) {
+    flat("RSS flat over records", rr);
     lines.push(
       `read one record vs store size: ${rr.read.map((p) => `${p.records}:${f(p.read_record_ms, 2)}ms`).join("  ")}`,
     );

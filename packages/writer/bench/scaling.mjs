@@ -87,14 +87,19 @@ async function manifestVsRecords({ checkpoints, commitEvery }) {
 }
 
 /**
- * Peak and current RSS while one Single writer appends `records` records of the workload (on its own
- * small grid), and the latency of reading one record's region back as the store grows.
+ * Peak and current RSS while one Single writer writes `records` records of the workload (on its own small
+ * grid), appending or (indexed) at their index on a time axis as long as the last checkpoint, and the
+ * latency of reading one record's region back as the store grows.
  */
-async function rssAndReadVsRecords({ workload: wl, checkpoints, dir }) {
+async function rssAndReadVsRecords({ workload: wl, checkpoints, dir, indexed = false }) {
   rmSync(dir, { recursive: true, force: true });
   const pool = makePool(wl);
   const store = new FsStore(dir);
-  const w = await ZarrStreamWriter.create(store, streamSchema(wl), { kind: "single" });
+  const last = checkpoints[checkpoints.length - 1];
+  const schema = indexed
+    ? { ...streamSchema(wl), time_mode: { indexed: { times: Array.from({ length: last }, (_, r) => r) } } }
+    : streamSchema(wl);
+  const w = await ZarrStreamWriter.create(store, schema, { kind: "single" });
   const mb = (x) => x / 2 ** 20;
   const rss = [];
   const read = [];
@@ -105,7 +110,8 @@ async function rssAndReadVsRecords({ workload: wl, checkpoints, dir }) {
     wl.vars.forEach((v, k) => {
       rec[v.name] = pool[k][r % wl.pool];
     });
-    await w.writeRecord(r, rec);
+    if (indexed) await w.writeRecordAt(r, r, rec);
+    else await w.writeRecord(r, rec);
     if ((r + 1) % wl.commit_every === 0) await w.flush();
     if (checkpoints.includes(r + 1)) {
       await w.flush();
