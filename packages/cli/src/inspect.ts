@@ -2,6 +2,7 @@ import type { CodecSpec } from "@zarr-stream/codecs";
 import { isV2, MANIFEST_KEY, readArrayLayout, readOutputManifest } from "@zarr-stream/reader";
 import type { ManifestBlob, OutputManifest } from "@zarr-stream/spec";
 import type { Store } from "@zarr-stream/store";
+import { LEASE_PREFIX } from "@zarr-stream/writer";
 import {
   type ArrayKind,
   arraysOf,
@@ -44,7 +45,10 @@ export interface InspectReport {
   blobs: ManifestBlob[];
   arrays: InspectArray[];
   bytes_on_disk: number;
-  /** Objects in the store that no committed state refers to: leftovers of a crash or of uncommitted writes. */
+  /**
+   * Objects in the store that no committed state refers to: leftovers of a crash or of uncommitted writes
+   * (the writers' leases are bookkeeping, not leftovers).
+   */
   uncommitted: { key: string; bytes: number }[];
 }
 
@@ -115,7 +119,7 @@ export async function inspectStore(store: Store): Promise<InspectReport> {
     arrays: out,
     bytes_on_disk: [...sizes.values()].reduce((a, b) => a + b, 0),
     uncommitted: keys
-      .filter((k) => !committed.has(k) && k !== MANIFEST_KEY)
+      .filter((k) => !committed.has(k) && k !== MANIFEST_KEY && !k.startsWith(LEASE_PREFIX))
       .map((key) => ({ key, bytes: sizes.get(key)! })),
   };
 }

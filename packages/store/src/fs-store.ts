@@ -141,23 +141,10 @@ export class FsStore implements Store {
    */
   async getVersioned(key: string): Promise<{ bytes: Uint8Array; version: string } | undefined> {
     assertValidKey(key);
-    let file: FileHandle;
-    try {
-      file = await open(this.#path(key), "r");
-    } catch (err) {
-      if (isAbsent(err) || errorCode(err) === "EISDIR") return undefined;
-      throw fsError("read", key, err);
-    }
-    try {
-      const info = await file.stat({ bigint: true });
-      if (!info.isFile()) return undefined;
-      const bytes = await readFully(file, 0, Number(info.size));
-      return { bytes, version: fileStamp(info) };
-    } catch (err) {
-      throw fsError("read", key, err);
-    } finally {
-      await file.close();
-    }
+    return this.#read(key, async (file, size, info) => ({
+      bytes: await readFully(file, 0, size),
+      version: fileStamp(info),
+    }));
   }
 
   async version(key: string): Promise<string | undefined> {
@@ -296,7 +283,10 @@ export class FsStore implements Store {
   }
 
   /** Opens the key for reading; a missing path or a directory at the key reads as absent. */
-  async #read<T>(key: string, use: (file: FileHandle, size: number) => Promise<T>): Promise<T | undefined> {
+  async #read<T>(
+    key: string,
+    use: (file: FileHandle, size: number, info: BigIntStats) => Promise<T>,
+  ): Promise<T | undefined> {
     let file: FileHandle;
     try {
       file = await open(this.#path(key), "r");
@@ -305,9 +295,9 @@ export class FsStore implements Store {
       throw fsError("read", key, err);
     }
     try {
-      const info = await file.stat();
+      const info = await file.stat({ bigint: true });
       if (!info.isFile()) return undefined;
-      return await use(file, info.size);
+      return await use(file, Number(info.size), info);
     } catch (err) {
       throw fsError("read", key, err);
     } finally {
