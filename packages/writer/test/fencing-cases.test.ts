@@ -198,10 +198,9 @@ for (const [backend, location] of backends) {
       // the zombie wakes up, writes its own record 1 and flushes / commits
       const err = await thrown(async () => {
         await a.writeRecord(25, recordArrays(SCHEMA, 99, {}));
-        await a.flush();
-        await a.commit([]);
+        await a.commit([await a.flush()]);
       });
-      assert.ok(err instanceof Fenced, `the zombie owner must be Fenced, got ${err}`);
+      // first what the zombie did to the store, then how it was told
       assert.deepEqual(await at().get(MANIFEST_KEY), committed, "the zombie changed no manifest");
       const store = at();
       const m = (await readOutputManifest(store)) as OutputManifestV2;
@@ -209,6 +208,7 @@ for (const [backend, location] of backends) {
       await assertRecordIs(store, SCHEMA, 0, 0);
       await assertRecordIs(store, SCHEMA, 1, 1);
       assert.deepEqual(await committedTimes(store, 2), [10, 20]);
+      assert.ok(err instanceof Fenced, `the zombie owner must be Fenced, got ${err}`);
       // fenced for good: every later call of the zombie is refused
       await assert.rejects(a.writeRecord(30, recordArrays(SCHEMA, 2, {})), Fenced);
       await assert.rejects(a.flush(), Fenced);
@@ -218,6 +218,27 @@ for (const [backend, location] of backends) {
       await b.close();
       await assertRecordIs(at(), SCHEMA, 1, 1);
       await assertRecordIs(at(), SCHEMA, 2, 2);
+    });
+
+    it("1b. a stale owner's write into a fresh time shard lands, but its commit is Fenced and the new owner overwrites it", async () => {
+      const at = location();
+      const a = await ZarrStreamWriter.create(at(), SCHEMA, OWNER1);
+      for (let r = 0; r < 2; r++) await a.writeRecord(10 * (r + 1), recordArrays(SCHEMA, r, {}));
+      await a.commit([await a.flush()]);
+      const b = await ZarrStreamWriter.resume(at(), OWNER1);
+      // the zombie writes record 2 into time shard 1, which nobody has written: nothing conflicts yet
+      await a.writeRecord(30, recordArrays(SCHEMA, 99, {}));
+      const token = await a.flush();
+      assert.ok(token.objects.includes("temperature/c/1/0/0"), "the zombie's shard went to the store");
+      await assert.rejects(a.commit([token]), Fenced);
+      // the new owner writes the same record and commits over the zombie's leftover
+      await b.writeRecord(30, recordArrays(SCHEMA, 2, {}));
+      await b.commit([await b.flush()]);
+      const store = at();
+      assert.equal((await readOutputManifest(store)).n_records, 3);
+      for (let r = 0; r < 3; r++) await assertRecordIs(store, SCHEMA, r, r);
+      assert.deepEqual(await committedTimes(store, 3), [10, 20, 30]);
+      await assert.rejects(a.writeRecord(40, recordArrays(SCHEMA, 3, {})), Fenced);
     });
 
     it("2. eight racing creates on one location: exactly one wins, seven get StoreExists", async () => {
@@ -361,8 +382,8 @@ for (const [backend, location] of backends) {
       const at = location();
       const w = await ZarrStreamWriter.create(at(), SCHEMA, OWNER1);
       const fp = w.fingerprint;
+      let before = await bytesOf(at());
       const check = async (records: { index: number; t: number }[]) => {
-        const before = await bytesOf(at());
         await assert.rejects(
           w.commit([forgedToken({ writer: 0, fingerprint: fp, records })]),
           isCommitError("records"),
@@ -381,6 +402,7 @@ for (const [backend, location] of backends) {
       await w.writeRecord(10, recordArrays(SCHEMA, 0, {}));
       await w.commit([await w.flush()]);
       const m0 = await at().get(MANIFEST_KEY);
+      before = await bytesOf(at());
       await check([{ index: 1, t: 10 }]);
       await check([{ index: 1, t: 7 }]);
       await check([
@@ -425,6 +447,26 @@ for (const [backend, location] of backends) {
       const committed = await bytesOf(at());
       await assert.rejects(first.flush(), Fenced);
       assert.deepEqual(await bytesOf(at()), committed);
+    });
+
+    it("7b. an owner whose create stopped before its manifest resumes with its schema, as if uninterrupted", async () => {
+      const at = location();
+      const cut = manifestFailsOnce(at());
+      cut.arm("refused");
+      await assert.rejects(ZarrStreamWriter.create(cut, SCHEMA, OWNER1), /injected failure/);
+      assert.equal(await at().size(MANIFEST_KEY), undefined);
+      await assert.rejects(ZarrStreamWriter.create(at(), SCHEMA, OWNER1), StoreExists);
+      await assert.rejects(ZarrStreamWriter.resume(at(), OWNER1), StoreError);
+      const w = await ZarrStreamWriter.resume(at(), OWNER1, {}, undefined, { schema: SCHEMA });
+      assert.equal(w.manifestVersion, 2);
+      for (let r = 0; r < 3; r++) await w.writeRecord(10 * (r + 1), recordArrays(SCHEMA, r, {}));
+      await w.close();
+      const clean = newStore();
+      const u = await ZarrStreamWriter.create(clean, SCHEMA, OWNER1);
+      for (let r = 0; r < 3; r++) await u.writeRecord(10 * (r + 1), recordArrays(SCHEMA, r, {}));
+      await u.close();
+      assert.equal(await committedDump(at()), await committedDump(clean));
+      assert.deepEqual(await dataObjects(at()), await dataObjects(clean));
     });
 
     for (const role of [SINGLE, OWNER1]) {

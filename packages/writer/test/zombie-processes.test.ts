@@ -114,14 +114,16 @@ for (const [backend, location] of backends) {
         okValue(await b.send("commit []"), "B commit");
         // the zombie comes back, writes its own record 1 and commits
         a.cont();
-        assertFenced(await zombieWrites(a, 25, 99, "commit []"), "the zombie owner's write and commit");
-        assertFenced(await a.send("write 30 2"), "a later write of the zombie owner");
+        const zombie = await zombieWrites(a, 25, 99, "commit []");
+        // first what the zombie did to the store, then how it was told
         const store = at.open();
         const m = (await readOutputManifest(store)) as OutputManifestV2;
         assert.deepEqual([m.n_records, m.last_t], [2, 20]);
         await assertRecordIs(store, 0, 0);
         await assertRecordIs(store, 1, 1);
         assert.deepEqual(await committedTimes(store, 2), [10, 20]);
+        assertFenced(zombie, "the zombie owner's write and commit");
+        assertFenced(await a.send("write 30 2"), "a later write of the zombie owner");
         // the successor goes on
         okValue(await b.send("write 30 2"), "B write");
         okValue(await b.send("commit []"), "B commit");
@@ -151,8 +153,7 @@ for (const [backend, location] of backends) {
         const t1 = okValue<CommitToken>(await next.send("flush"), "C1' flush");
         // the zombie comes back and writes its own record 1 over the same shard
         c.cont();
-        assertFenced(await zombieWrites(c, 20, 99, "flush"), "the zombie contributor's write and flush");
-        assertFenced(await c.send("flush"), "a later flush of the zombie contributor");
+        const zombie = await zombieWrites(c, 20, 99, "flush");
         // the owner commits the successor's token: the store holds the successor's values
         await owner.writeRecord(20, recordArrays(SCHEMA, 1, UPPER));
         await owner.commit([await owner.flush(), t1]);
@@ -161,6 +162,8 @@ for (const [backend, location] of backends) {
         await assertRecordIs(store, 0, 0);
         await assertRecordIs(store, 1, 1);
         assert.deepEqual(await committedTimes(store, 2), [10, 20]);
+        assertFenced(zombie, "the zombie contributor's write and flush");
+        assertFenced(await c.send("flush"), "a later flush of the zombie contributor");
       } finally {
         await Promise.all([c.stop(), next.stop()]);
       }
