@@ -184,41 +184,45 @@ const SHAPE = /"shape":\s*\[[^\]]*\]/;
 
 for (const [backend, location] of backends) {
   describe(`issue #16 on ${backend}`, { skip: backend === "S3Store" ? skip : undefined }, () => {
-    it("1. a stale owner's flush is Fenced and committed record 1 reads the new owner's values", async () => {
-      const at = location();
-      const a = await ZarrStreamWriter.create(at(), SCHEMA, OWNER1);
-      await a.writeRecord(10, recordArrays(SCHEMA, 0, {}));
-      await a.commit([await a.flush()]);
-      // preempted: a new owner resumes, writes record 1 and commits
-      const b = await ZarrStreamWriter.resume(at(), OWNER1);
-      assert.equal(b.committedCount, 1);
-      await b.writeRecord(20, recordArrays(SCHEMA, 1, {}));
-      await b.commit([await b.flush()]);
-      const committed = await at().get(MANIFEST_KEY);
-      // the zombie wakes up, writes its own record 1 and flushes / commits
-      const err = await thrown(async () => {
-        await a.writeRecord(25, recordArrays(SCHEMA, 99, {}));
-        await a.commit([await a.flush()]);
+    for (const role of [OWNER1, SINGLE]) {
+      it(`1. a stale ${role.kind}'s flush is Fenced and committed record 1 reads the new ${role.kind}'s values`, async () => {
+        const at = location();
+        const commit = async (w: ZarrStreamWriter) =>
+          role.kind === "single" ? w.flush() : w.commit([await w.flush()]);
+        const a = await ZarrStreamWriter.create(at(), SCHEMA, role);
+        await a.writeRecord(10, recordArrays(SCHEMA, 0, {}));
+        await commit(a);
+        // preempted: a new owner resumes, writes record 1 and commits
+        const b = await ZarrStreamWriter.resume(at(), role);
+        assert.equal(b.committedCount, 1);
+        await b.writeRecord(20, recordArrays(SCHEMA, 1, {}));
+        await commit(b);
+        const committed = await at().get(MANIFEST_KEY);
+        // the zombie wakes up, writes its own record 1 and flushes / commits
+        const err = await thrown(async () => {
+          await a.writeRecord(25, recordArrays(SCHEMA, 99, {}));
+          await commit(a);
+        });
+        // first what the zombie did to the store, then how it was told
+        assert.deepEqual(await at().get(MANIFEST_KEY), committed, "the zombie changed no manifest");
+        const store = at();
+        const m = await readOutputManifest(store);
+        assert.deepEqual([m.n_records, m.last_t], [2, 20]);
+        await assertRecordIs(store, SCHEMA, 0, 0);
+        await assertRecordIs(store, SCHEMA, 1, 1);
+        assert.deepEqual(await committedTimes(store, 2), [10, 20]);
+        assert.ok(err instanceof Fenced, `the zombie owner must be Fenced, got ${err}`);
+        // fenced for good: every later call of the zombie is refused
+        await assert.rejects(a.writeRecord(30, recordArrays(SCHEMA, 2, {})), Fenced);
+        await assert.rejects(a.flush(), Fenced);
+        await assert.rejects(a.close(), Fenced);
+        // and the new owner goes on undisturbed
+        await b.writeRecord(30, recordArrays(SCHEMA, 2, {}));
+        await b.close();
+        await assertRecordIs(at(), SCHEMA, 1, 1);
+        await assertRecordIs(at(), SCHEMA, 2, 2);
       });
-      // first what the zombie did to the store, then how it was told
-      assert.deepEqual(await at().get(MANIFEST_KEY), committed, "the zombie changed no manifest");
-      const store = at();
-      const m = (await readOutputManifest(store)) as OutputManifestV2;
-      assert.deepEqual([m.n_records, m.last_t, m.commit_seq], [2, 20, 2]);
-      await assertRecordIs(store, SCHEMA, 0, 0);
-      await assertRecordIs(store, SCHEMA, 1, 1);
-      assert.deepEqual(await committedTimes(store, 2), [10, 20]);
-      assert.ok(err instanceof Fenced, `the zombie owner must be Fenced, got ${err}`);
-      // fenced for good: every later call of the zombie is refused
-      await assert.rejects(a.writeRecord(30, recordArrays(SCHEMA, 2, {})), Fenced);
-      await assert.rejects(a.flush(), Fenced);
-      await assert.rejects(a.close(), Fenced);
-      // and the new owner goes on undisturbed
-      await b.writeRecord(30, recordArrays(SCHEMA, 2, {}));
-      await b.close();
-      await assertRecordIs(at(), SCHEMA, 1, 1);
-      await assertRecordIs(at(), SCHEMA, 2, 2);
-    });
+    }
 
     it("1b. a stale owner's write into a fresh time shard lands, but its commit is Fenced and the new owner overwrites it", async () => {
       const at = location();
@@ -258,24 +262,36 @@ for (const [backend, location] of backends) {
       assert.deepEqual(await at().list(LEASE_PREFIX), [leaseKey(0)]);
     });
 
-    for (const mode of ["refused", "lost"] as const) {
-      it(`3. a Single writer whose manifest write fails once (${mode}) loses no record`, async () => {
+    for (const [mode, first] of [
+      ["refused", false],
+      ["lost", false],
+      ["refused", true],
+      ["lost", true],
+    ] as const) {
+      const which = first ? "its first manifest write" : "a later manifest write";
+      it(`3. a Single writer whose ${which} fails once (${mode}) loses no record`, async () => {
         const at = location();
         const store = manifestFailsOnce(at());
         const w = await ZarrStreamWriter.create(store, SCHEMA, SINGLE);
         const t = (r: number) => 10 * (r + 1);
         await w.writeRecord(t(0), recordArrays(SCHEMA, 0, {}));
         await w.writeRecord(t(1), recordArrays(SCHEMA, 1, {}));
-        await w.flush();
-        store.arm(mode);
-        await w.writeRecord(t(2), recordArrays(SCHEMA, 2, {}));
-        await assert.rejects(w.flush(), /injected failure/);
+        if (first) {
+          store.arm(mode);
+          await assert.rejects(w.flush(), /injected failure/);
+          await w.writeRecord(t(2), recordArrays(SCHEMA, 2, {}));
+        } else {
+          await w.flush();
+          store.arm(mode);
+          await w.writeRecord(t(2), recordArrays(SCHEMA, 2, {}));
+          await assert.rejects(w.flush(), /injected failure/);
+        }
         assert.equal(store.fired, 1);
         await w.writeRecord(t(3), recordArrays(SCHEMA, 3, {}));
         await w.writeRecord(t(4), recordArrays(SCHEMA, 4, {}));
         await w.flush();
         const m = await readOutputManifest(at());
-        assert.equal(m.n_records, 5, "the flush after the failure committed records 2..4");
+        assert.equal(m.n_records, 5, "the flush after the failure committed every record written so far");
         await w.writeRecord(t(5), recordArrays(SCHEMA, 5, {}));
         await w.close();
         assert.equal(await committedDump(at()), await uninterruptedDump(6, t));
@@ -504,6 +520,22 @@ for (const [backend, location] of backends) {
           assert.equal(post, pre.get(a)!.replace(SHAPE, shape), `${a}/zarr.json differs beyond its shape`);
         }
         await again.close();
+        // a resume that truncates (t <= 30 kept) rewrites the shapes too, and keeps the rest
+        const cut = await ZarrStreamWriter.resume(at(), role, {}, 30);
+        assert.equal(cut.committedCount, 3);
+        for (const a of arrays) {
+          const post = await text(a);
+          assert.deepEqual(
+            (JSON.parse(post) as { shape: number[] }).shape[0],
+            3,
+            `${a}: shape after truncation`,
+          );
+          assert.equal(
+            post,
+            pre.get(a)!.replace(SHAPE, SHAPE.exec(post)![0]),
+            `${a}/zarr.json after truncation`,
+          );
+        }
       });
     }
 
