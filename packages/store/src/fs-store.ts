@@ -167,10 +167,11 @@ export class FsStore implements Store {
     const dir = dirname(target);
     const newDirs = await this.#makeDir(dir, key);
     const temp = await stage(dir, bytes, key, this.#direct);
+    let swapped = false;
     try {
       // rename keeps the inode, size and mtime, so the staged file's stamp is the object's new version.
       const staged = fileStamp(await stat(temp, { bigint: true }));
-      const swapped = await withKeyLock(dir, basename(target), key, async () => {
+      swapped = await withKeyLock(dir, basename(target), key, async () => {
         if (((await currentStamp(target, key)) ?? null) !== expected) return false;
         await rename(temp, target);
         return true;
@@ -181,7 +182,7 @@ export class FsStore implements Store {
     } catch (err) {
       throw fsError("putIfVersion", key, err);
     } finally {
-      await unlinkQuietly(temp);
+      if (!swapped) await unlinkQuietly(temp);
     }
   }
 
