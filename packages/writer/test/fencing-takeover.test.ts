@@ -194,6 +194,42 @@ for (const [backend, location] of backends) {
           throw err;
         });
       });
+
+      it("a v1 store's first commit in flight while a resume with the schema lays the store out again", async () => {
+        const at = location();
+        const gate = manifestGate(at());
+        const single = { kind: "single" } as const;
+        // A: a v1 Single store; its first flush (records 0 and 1) is on the wire with its manifest ...
+        const a = await ZarrStreamWriter.create(gate.store, SCHEMA, single);
+        await a.writeRecord(10, recordArrays(SCHEMA, 0, {}));
+        await a.writeRecord(20, recordArrays(SCHEMA, 1, {}));
+        gate.hold();
+        const aFlush = settle(a.flush());
+        await gate.reached;
+        // ... when B, seeing no manifest, resumes with the schema
+        const b = await ZarrStreamWriter.resume(at(), single, {}, undefined, { schema: SCHEMA });
+        gate.release();
+        const aOutcome = await aFlush;
+        const bOutcome = await settle(
+          (async () => {
+            await b.writeRecord(15, recordArrays(SCHEMA, 55, {}));
+            await b.flush();
+          })(),
+        );
+        const m = await readOutputManifest(at());
+        const note = `A's flush: ${aOutcome ?? "ok"}; B's: ${bOutcome ?? "ok"}; manifest n_records ${m.n_records}, last_t ${m.last_t}`;
+        await assertConsistent(
+          at(),
+          new Map([
+            [10, 0],
+            [20, 1],
+            [15, 55],
+          ]),
+        ).catch((err: Error) => {
+          err.message = `${err.message}\n(${note})`;
+          throw err;
+        });
+      });
     },
   );
 }
