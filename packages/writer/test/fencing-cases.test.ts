@@ -298,19 +298,26 @@ for (const [backend, location] of backends) {
       });
     }
 
-    it("3b. a Single writer's close whose manifest write fails does not report success", async () => {
-      const at = location();
-      const store = manifestFailsOnce(at());
-      const w = await ZarrStreamWriter.create(store, SCHEMA, SINGLE);
-      await w.writeRecord(10, recordArrays(SCHEMA, 0, {}));
-      await w.flush();
-      await w.writeRecord(20, recordArrays(SCHEMA, 1, {}));
-      store.arm("refused");
-      await assert.rejects(w.close(), /injected failure/);
-      // what was committed stays readable; record 1 was never reported committed
-      assert.equal((await readOutputManifest(at())).n_records, 1);
-      await assertRecordIs(at(), SCHEMA, 0, 0);
-    });
+    for (const mode of ["refused", "lost"] as const) {
+      it(`3b. a Single writer's close whose manifest write fails (${mode}) does not succeed short, and can be retried`, async () => {
+        const at = location();
+        const store = manifestFailsOnce(at());
+        const w = await ZarrStreamWriter.create(store, SCHEMA, SINGLE);
+        await w.writeRecord(10, recordArrays(SCHEMA, 0, {}));
+        await w.flush();
+        await w.writeRecord(20, recordArrays(SCHEMA, 1, {}));
+        store.arm(mode);
+        await assert.rejects(w.close(), /injected failure/);
+        // what was committed stays readable
+        const n = (await readOutputManifest(at())).n_records;
+        assert.equal(n, mode === "refused" ? 1 : 2);
+        await assertRecordIs(at(), SCHEMA, 0, 0);
+        // the retried close commits everything written
+        await w.close();
+        assert.equal(await committedDump(at()), await uninterruptedDump(2, (r) => 10 * (r + 1)));
+        await assert.rejects(w.flush(), ProtocolError, "closed for good");
+      });
+    }
 
     it("4. a record blob beyond the written records is refused and the store stays readable", async () => {
       const at = location();
