@@ -1,8 +1,11 @@
-// Issue #16, beyond its nine cases: an owner takeover (resume) while the old owner's commit is in flight.
-// fencing.md accepts that such a commit may still succeed ("the resumed owner's first commit is then
-// refused ... No committed byte is lost or changed without a commit"). These tests hold the writer to
-// that rule: whichever commit wins, every committed record must read the bytes of the commit that
-// published it, and the time coordinate must agree with the manifest's last_t.
+// Issue #16, beyond its nine cases: interleavings the rule of fencing.md must also survive ("exactly one
+// handle goes on, and no committed byte changes unless a commit that succeeds publishes it"):
+// - an owner takeover (resume) while the old owner's commit is in flight: fencing.md accepts that such a
+//   commit may still succeed, and says the resumed owner's first commit is then refused; whichever wins,
+//   every committed record must still read the bytes of the commit that published it, and the time
+//   coordinate and shapes must agree with the manifest;
+// - indexed mode, where written time shards are released and reloaded: a zombie writing a record its
+//   successor committed must be Fenced without changing it.
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -15,7 +18,7 @@ import {
   readOutputManifest,
   readRecord,
 } from "@zarr-stream/reader";
-import type { TypedArray } from "@zarr-stream/spec";
+import { Fenced, type TypedArray } from "@zarr-stream/spec";
 import { FsStore, type Store } from "@zarr-stream/store";
 import { type S3Server, s3SkipReason, startS3Server } from "@zarr-stream/store/test/s3-server";
 import { ZarrStreamWriter } from "../src/index.js";
@@ -229,6 +232,79 @@ for (const [backend, location] of backends) {
           err.message = `${err.message}\n(${note})`;
           throw err;
         });
+      });
+
+      it("indexed mode: a zombie owner writing a record its successor committed is Fenced and changes nothing", async () => {
+        const at = location();
+        const times = [0, 60, 120, 180];
+        const schema = gridSchema({ time_mode: { indexed: { times } } });
+        const a = await ZarrStreamWriter.create(at(), schema, OWNER1);
+        await a.writeRecordAt(0, 0, recordArrays(schema, 0, {}));
+        await a.commit([await a.flush()]);
+        // preempted: B resumes, writes record 1 (time shard 0, beside record 0) and commits it
+        const b = await ZarrStreamWriter.resume(at(), OWNER1);
+        await b.writeRecordAt(1, 60, recordArrays(schema, 1, {}));
+        await b.commit([await b.flush()]);
+        // the zombie, whose view says record 1 is not committed, writes it
+        const err = await settle(
+          (async () => {
+            await a.writeRecordAt(1, 60, recordArrays(schema, 99, {}));
+            await a.commit([await a.flush()]);
+          })(),
+        );
+        for (const [i, r] of [
+          [0, 0],
+          [1, 1],
+        ] as const) {
+          const want = recordArrays(schema, r, {});
+          for (const v of schema.vars) {
+            const got = await readRecord(at(), v.name, i);
+            assert.equal(
+              bits(got.data),
+              bits(want[v.name]!),
+              `${v.name} of committed record ${i} (the zombie's write and commit: ${err ?? "ok"})`,
+            );
+          }
+        }
+        assert.ok(err instanceof Fenced, `the zombie owner must be Fenced, got ${err}`);
+      });
+
+      it("indexed mode: a zombie contributor writing a record its successor committed is Fenced and changes nothing", async () => {
+        const at = location();
+        const times = [0, 60, 120, 180];
+        const schema = gridSchema({ time_mode: { indexed: { times } } });
+        const upper = { lat: [0, 2] as [number, number] };
+        const lower = { lat: [2, 4] as [number, number] };
+        const part = (r: number) => recordArrays(schema, r, lower, (_, p) => p);
+        const owner = await ZarrStreamWriter.create(at(), schema, { kind: "owner", nWriters: 2 }, upper);
+        const c = await ZarrStreamWriter.join(at(), { kind: "contributor", id: 1 }, lower);
+        await owner.writeRecordAt(0, 0, recordArrays(schema, 0, upper));
+        await c.writeRecordAt(0, 0, part(0));
+        await owner.commit([await owner.flush(), await c.flush()]);
+        // preempted: C' resumes as contributor 1, writes record 1 (time shard 0) and the owner commits it
+        const next = await ZarrStreamWriter.resume(at(), { kind: "contributor", id: 1 }, lower);
+        await owner.writeRecordAt(1, 60, recordArrays(schema, 1, upper));
+        await next.writeRecordAt(1, 60, part(1));
+        await owner.commit([await owner.flush(), await next.flush()]);
+        // the zombie contributor, whose view says record 1 is not committed, writes it and flushes
+        const err = await settle(
+          (async () => {
+            await c.writeRecordAt(1, 60, part(99));
+            await c.flush();
+          })(),
+        );
+        for (const i of [0, 1]) {
+          const want = recordArrays(schema, i, {});
+          for (const v of schema.vars) {
+            const got = await readRecord(at(), v.name, i);
+            assert.equal(
+              bits(got.data),
+              bits(want[v.name]!),
+              `${v.name} of committed record ${i} (the zombie's write and flush: ${err ?? "ok"})`,
+            );
+          }
+        }
+        assert.ok(err instanceof Fenced, `the zombie contributor must be Fenced, got ${err}`);
       });
     },
   );
