@@ -12,25 +12,30 @@ import { type S3Server, s3SkipReason, startS3Server } from "@zarr-stream/store/t
 import { LEASE_PREFIX, leaseKey } from "../src/index.js";
 import { okValue, type Repl, startRepl } from "./writer-repl.js";
 
+const RACERS = 8;
+const ROUNDS = 5;
 const skip = s3SkipReason();
 const tmp = mkdtempSync(join(tmpdir(), "zs-create-race-"));
 let server: S3Server | undefined;
 let bucket = "";
 const opened: Store[] = [];
+/** The racers: started once, idle between commands, used by every round on both backends. */
+let racers: Repl[] = [];
 
 before(async () => {
-  if (skip !== undefined) return;
-  server = await startS3Server();
-  bucket = await server.makeBucket();
+  if (skip === undefined) {
+    server = await startS3Server();
+    bucket = await server.makeBucket();
+  }
+  racers = await Promise.all(Array.from({ length: RACERS }, () => startRepl(server?.env ?? {})));
 });
 after(async () => {
+  await Promise.all(racers.map((r) => r.stop()));
   for (const s of opened) await (s as { close?: () => Promise<void> }).close?.();
   await server?.stop();
   rmSync(tmp, { recursive: true, force: true });
 });
 
-const RACERS = 8;
-const ROUNDS = 5;
 const SINGLE = JSON.stringify({ kind: "single" });
 
 const backends: [
@@ -63,30 +68,25 @@ const backends: [
   ],
 ];
 
-for (const [backend, location, env] of backends) {
+for (const [backend, location] of backends) {
   describe(`create race on ${backend}`, { skip: backend === "S3Store" ? skip : undefined }, () => {
     it(`${RACERS} processes racing create, ${ROUNDS} rounds: one wins, the others get StoreExists`, async () => {
-      const racers: Repl[] = await Promise.all(Array.from({ length: RACERS }, () => startRepl(env())));
-      try {
-        for (let round = 0; round < ROUNDS; round++) {
-          const at = location(round);
-          // every racer is idle and waiting: the command reaches all of them at once
-          const replies = await Promise.all(racers.map((r) => r.send(`open ${at.url} create ${SINGLE} {}`)));
-          const winners = replies.flatMap((r, i) => (r.ok ? [i] : []));
-          assert.equal(winners.length, 1, `round ${round}: ${winners.length} creates succeeded`);
-          const losers = replies.filter((r) => !r.ok).map((r) => (r.ok ? "" : `${r.name}: ${r.message}`));
-          for (const l of losers) assert.match(l, /^StoreExists: /, `round ${round}`);
-          // the winner's store works: a record, committed by its flush (a v1 Single store)
-          const w = racers[winners[0]!]!;
-          okValue(await w.send("write 10 0"), "winner write");
-          okValue(await w.send("flush"), "winner flush");
-          const store = at.open();
-          assert.equal((await readOutputManifest(store)).n_records, 1);
-          assert.deepEqual(await store.list(LEASE_PREFIX), [leaseKey(0)]);
-          await Promise.all(racers.map((r) => r.send("drop")));
-        }
-      } finally {
-        await Promise.all(racers.map((r) => r.stop()));
+      for (let round = 0; round < ROUNDS; round++) {
+        const at = location(round);
+        // every racer is idle and waiting: the command reaches all of them at once
+        const replies = await Promise.all(racers.map((r) => r.send(`open ${at.url} create ${SINGLE} {}`)));
+        const winners = replies.flatMap((r, i) => (r.ok ? [i] : []));
+        assert.equal(winners.length, 1, `round ${round}: ${winners.length} creates succeeded`);
+        const losers = replies.filter((r) => !r.ok).map((r) => (r.ok ? "" : `${r.name}: ${r.message}`));
+        for (const l of losers) assert.match(l, /^StoreExists: /, `round ${round}`);
+        // the winner's store works: a record, committed by its flush (a v1 Single store)
+        const w = racers[winners[0]!]!;
+        okValue(await w.send("write 10 0"), "winner write");
+        okValue(await w.send("flush"), "winner flush");
+        const store = at.open();
+        assert.equal((await readOutputManifest(store)).n_records, 1);
+        assert.deepEqual(await store.list(LEASE_PREFIX), [leaseKey(0)]);
+        await Promise.all(racers.map((r) => r.send("drop")));
       }
     });
   });
