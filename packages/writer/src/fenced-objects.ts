@@ -108,9 +108,15 @@ export class FencedObjects {
       throw this.fence(this.#lease.key, "another handle has taken this writer's lease");
   }
 
-  /** Reads an object and remembers its version as the one the next write of it is conditional on. */
+  /**
+   * Reads an object and remembers its version as the one the next write of it is conditional on. The
+   * lease is checked after the read: a version that a successor wrote is never adopted by a handle it has
+   * fenced, whose view of what is committed is stale.
+   */
   async read(key: string): Promise<Uint8Array | undefined> {
+    this.assertUnfenced();
     const got = await this.store.getVersioned(key);
+    await this.assertLease();
     this.#versions.set(key, got?.version ?? null);
     return got?.bytes;
   }

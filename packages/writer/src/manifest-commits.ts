@@ -48,6 +48,14 @@ export class ManifestCommits {
 
   /** Writes the manifest (after `settle`); on success `write.state` is committed. */
   async write(write: ManifestWrite): Promise<void> {
+    if (!(await this.tryWrite(write))) throw this.concurrentOwner();
+  }
+
+  /**
+   * Writes the manifest (after `settle`) unless another owner changed it since this one last wrote or read
+   * it: then false, and nothing is written.
+   */
+  async tryWrite(write: ManifestWrite): Promise<boolean> {
     await this.objects.assertLease();
     const store = this.objects.store;
     let tag: string | undefined;
@@ -61,10 +69,11 @@ export class ManifestCommits {
       // Refused: unless the manifest already holds exactly these bytes (our write landed and the store's
       // retry was refused), another owner wrote it.
       const current = await store.getVersioned(MANIFEST_KEY);
-      if (current === undefined || !sameBytes(current.bytes, write.bytes)) throw this.concurrentOwner();
+      if (current === undefined || !sameBytes(current.bytes, write.bytes)) return false;
       tag = current.version;
     }
     this.tag = tag;
+    return true;
   }
 
   /**

@@ -291,13 +291,13 @@ export class ZarrStreamWriter {
   }
 
   /** The group, every array's zarr.json and coordinates, then (v2) the manifest at commit_seq 0. */
-  private async writeLayout(): Promise<void> {
+  private async writeLayout(withManifest = this.manifestVersion === 2): Promise<void> {
     await this.objects.put(GROUP_KEY, groupDocument(this.schema));
     const put = (key: string, bytes: Uint8Array) => this.objects.put(key, bytes);
     for (const [name, bytes] of await writeArrays(put, this.schema, this.plans))
       this.zarrJson.set(name, bytes);
     await this.link?.ensureSchema(this.schema, this.fingerprint);
-    if (this.manifestVersion === 2) await this.writeManifest();
+    if (withManifest) await this.writeManifest();
   }
 
   /** Seed §5.1 join (contributors): reads the v2 manifest, rebuilds and fingerprint-checks the schema. */
@@ -325,7 +325,7 @@ export class ZarrStreamWriter {
     // Claims first: a second process opening a claimed role fails fast without fencing the first.
     await w.openLink("join");
     await w.failingRun(async () => {
-      await w.takeLeaseAndReread();
+      await w.takeOver();
       await w.reloadOpenTimeShard();
     });
     return w;
@@ -377,7 +377,7 @@ export class ZarrStreamWriter {
         );
       w.checkCallerSchema();
       // The lease is taken only once the open is known to be valid, so a refused open fences nobody.
-      if (await w.takeLeaseAndReread()) {
+      if (await w.takeOver()) {
         ({ keep, times } = await w.truncationPoint(at));
         n = w.committed.nCommitted;
       }
@@ -519,21 +519,53 @@ export class ZarrStreamWriter {
 
   /**
    * Takes this writer's lease, which fences every older handle of it (a preempted job that comes back),
-   * then re-reads the manifest: a commit that an older owner made before losing the lease is seen.
+   * then reads the manifest again. The owner also restamps it (compare-and-swap, created_at set to now):
+   * an older owner's commit whose lease check passed before the takeover either lands first, and the
+   * restamp sees it, or finds the manifest changed and is refused. Either way the view this handle goes
+   * on from is the committed state. Returns whether the manifest changed since the handle was opened.
    */
-  private async takeLeaseAndReread(): Promise<boolean> {
+  private async takeOver(): Promise<boolean> {
     await this.objects.takeLease(this.writerId, false);
-    const read = await readManifestVersioned(this.store);
-    if (read === undefined || read.tag === this.commits.tag) return false;
-    if (read.manifest.schema !== this.manifest?.schema)
-      throw new ProtocolError(`${MANIFEST_KEY} of ${this.store.url} changed version while opening`);
-    this.committed = stateFromManifest(read.manifest);
-    this.manifest = read.manifest;
-    this.commits.tag = read.tag;
+    let changed = false;
+    let refusals = 0;
+    for (;;) {
+      const read = await readManifestVersioned(this.store);
+      if (read === undefined)
+        throw new StoreError(`${MANIFEST_KEY} of ${this.store.url} vanished while opening`, MANIFEST_KEY);
+      if (read.tag !== this.commits.tag) {
+        if (read.manifest.schema !== this.manifest?.schema)
+          throw new ProtocolError(`${MANIFEST_KEY} of ${this.store.url} changed version while opening`);
+        this.adoptManifest(read.manifest, read.tag);
+        changed = true;
+      }
+      if (!this.isOwner) return changed;
+      const before = this.commits.tag;
+      const write = this.manifestWrite({ ...this.committed, createdAt: utcSeconds(this.clock()) });
+      if (!(await this.commits.tryWrite(write))) {
+        // Only a commit already in flight when the lease changed hands can land now, and only once.
+        if (++refusals === 3) throw this.commits.concurrentOwner();
+        continue;
+      }
+      this.committed = write.state;
+      this.manifest = write.manifest;
+      // A store that versions by content (S3: identical bytes keep their ETag) fenced nothing if the
+      // stamp did not change the bytes: stamp again in the next second.
+      if (this.commits.tag !== before || this.opts.now !== undefined) return changed;
+      await new Promise((resolve) => setTimeout(resolve, 1005 - (Date.now() % 1000)));
+    }
+  }
+
+  private adoptManifest(m: OutputManifest, tag: string | null): void {
+    this.committed = stateFromManifest(m);
+    this.manifest = m;
+    this.commits.tag = tag;
     const times = indexedTimes(this.schema);
     this.nextIndex = times ? 0 : this.committed.nCommitted;
     this.lastT = times ? null : this.committed.lastT;
-    return true;
+  }
+
+  private clock(): Date {
+    return (this.opts.now ?? (() => new Date()))();
   }
 
   /** The owner's zarr.json of every time-axis array, validated, kept for shape rewrites. */
@@ -577,11 +609,22 @@ export class ZarrStreamWriter {
     }
     const w = ZarrStreamWriter.fresh(store, opts.schema, role, region, opts, objects);
     await objects.takeLease(0, false);
-    if ((await store.size(MANIFEST_KEY)) !== undefined)
-      throw new StoreExists(`${store.url} was committed to while resuming: resume it again`, MANIFEST_KEY);
-    await w.openLink("create");
-    await w.failingRun(() => w.writeLayout());
-    return w;
+    if ((await store.size(MANIFEST_KEY)) === undefined) {
+      await w.openLink("create");
+      // The manifest (a v1 store's too, with no records) is written create-only: the earlier handle's
+      // first commit, if it was in flight when the lease changed hands, cannot land after it.
+      const laidOut = await w.failingRun(async () => {
+        await w.writeLayout(false);
+        const write = w.manifestWrite(w.committed);
+        if (!(await w.commits.tryWrite(write))) return false;
+        w.manifest = write.manifest;
+        return true;
+      });
+      if (laidOut) return w;
+      await w.abort(new StoreExists(`${store.url} was committed to while resuming`, MANIFEST_KEY));
+    }
+    // Committed to meanwhile: open it as any committed store, repairing the shapes just laid out.
+    return ZarrStreamWriter.resume(store, role, region, undefined, opts);
   }
 
   get isOwner(): boolean {
@@ -942,6 +985,14 @@ export class ZarrStreamWriter {
     state: CommittedState = this.committed,
     carried?: CommitToken[],
   ): Promise<OutputManifest> {
+    const write = this.manifestWrite(state, carried);
+    await this.commits.write(write);
+    this.committed = state;
+    this.manifest = write.manifest;
+    return write.manifest;
+  }
+
+  private manifestWrite(state: CommittedState, carried?: CommitToken[]): ManifestWrite {
     const id = {
       schema: this.schema,
       fingerprint: this.fingerprint,
@@ -949,11 +1000,8 @@ export class ZarrStreamWriter {
       regionDims: this.regionDims,
       baseUrl: this.baseUrl,
     };
-    const m = this.manifestVersion === 1 ? buildManifestV1(id, state) : buildManifestV2(id, state);
-    await this.commits.write({ bytes: serializeManifest(m), state, manifest: m, carried });
-    this.committed = state;
-    this.manifest = m;
-    return m;
+    const manifest = this.manifestVersion === 1 ? buildManifestV1(id, state) : buildManifestV2(id, state);
+    return { bytes: serializeManifest(manifest), state, manifest, carried };
   }
 
   /** Seed §6.2: the owner marks records uncommitted (and their record blobs), bumping commit_seq. */

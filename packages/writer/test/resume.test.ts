@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { readOutputManifest } from "@zarr-stream/reader";
+import { MANIFEST_KEY, readOutputManifest } from "@zarr-stream/reader";
 import { type OutputManifestV2, ProtocolError } from "@zarr-stream/spec";
 import { LEASE_PREFIX, leaseKey } from "../src/fenced-objects.js";
 import { ZarrStreamWriter } from "../src/index.js";
@@ -77,19 +77,24 @@ describe("§7 resume", () => {
     assert.equal(await committedDump(store), await committedDump(await uninterrupted(5)));
   });
 
-  it("resume with nothing to drop writes nothing but its lease", async () => {
+  it("resume with nothing to drop writes its lease and restamps the manifest's created_at, nothing else", async () => {
     const store = await uninterrupted(4);
-    const keys = (await store.list("")).filter((k) => !k.startsWith(LEASE_PREFIX));
+    const untouched = (k: string) => !k.startsWith(LEASE_PREFIX) && k !== MANIFEST_KEY;
+    const keys = (await store.list("")).filter(untouched);
     const bytes = await Promise.all(keys.map((k) => store.get(k)));
+    const manifest = (await readOutputManifest(store)) as OutputManifestV2;
+    const { version } = (await store.getVersioned(MANIFEST_KEY))!;
     const lease = await store.get(leaseKey(0));
     await ZarrStreamWriter.resume(store, { kind: "owner", nWriters: 1 }, {}, 1e9);
-    const after = await Promise.all(keys.map((k) => store.get(k)));
-    assert.deepEqual(after, bytes);
+    assert.deepEqual(await Promise.all(keys.map((k) => store.get(k))), bytes);
     assert.deepEqual(
       (await store.list("")).filter((k) => !keys.includes(k)),
-      [leaseKey(0)],
+      [leaseKey(0), MANIFEST_KEY].sort(),
     );
     assert.notDeepEqual(await store.get(leaseKey(0)), lease, "the lease was taken anew");
+    const after = (await readOutputManifest(store)) as OutputManifestV2;
+    assert.notEqual((await store.getVersioned(MANIFEST_KEY))!.version, version, "the takeover rewrote it");
+    assert.deepEqual({ ...after, created_at: "" }, { ...manifest, created_at: "" });
   });
 
   it("indexed resume refuses at; contributors compute the same truncated count", async () => {
