@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { link, open, rename, stat, unlink } from "node:fs/promises";
+import { closeSync, linkSync, openSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { StoreError } from "@zarr-stream/spec";
@@ -17,6 +17,10 @@ export interface KeyLockOptions {
  * name no key can have and list never shows), so check-then-rename sequences of different processes on
  * one key do not interleave. Only cooperating callers are excluded: a plain put does not take the lock.
  *
+ * Taking, checking and releasing the lock are a handful of metadata syscalls made synchronously: through
+ * the thread pool each would queue behind the codec jobs that keep it busy while a writer streams, and a
+ * shard write would wait for them many times over. Only waiting for another holder is asynchronous.
+ *
  * Limits: a holder stalled longer than `staleMs` (SIGSTOP, a long GC pause, a hung NFS server) loses the
  * lock to a waiter and both may write; NFS before v3 has no reliable O_EXCL.
  */
@@ -24,7 +28,7 @@ export async function withKeyLock<T>(
   dir: string,
   name: string,
   key: string,
-  critical: () => Promise<T>,
+  critical: () => T,
   options: KeyLockOptions = {},
 ): Promise<T> {
   const staleMs = options.staleMs ?? 10_000;
@@ -32,33 +36,19 @@ export async function withKeyLock<T>(
   const lockPath = join(dir, `${TEMP_PREFIX}lock-${name}`);
   const ino = await acquire(lockPath, key, staleMs, timeoutMs);
   try {
-    return await critical();
+    return critical();
   } finally {
     // Remove only our own lock: if it was broken as stale, the file there now belongs to someone else.
-    const now = await stat(lockPath).catch(() => undefined);
-    if (now?.ino === ino) await unlink(lockPath).catch(() => undefined);
+    if (inodeOf(lockPath) === ino) quietly(() => unlinkSync(lockPath));
   }
 }
 
 async function acquire(lockPath: string, key: string, staleMs: number, timeoutMs: number): Promise<number> {
   const deadline = Date.now() + timeoutMs;
   for (let attempt = 0; ; attempt++) {
-    try {
-      const file = await open(lockPath, "wx");
-      try {
-        await file.writeFile(`${process.pid} ${new Date().toISOString()}\n`);
-        return (await file.stat()).ino;
-      } finally {
-        await file.close();
-      }
-    } catch (err) {
-      if ((err as { code?: string }).code !== "EEXIST") {
-        throw new StoreError(`FsStore lock for ${JSON.stringify(key)} failed: ${String(err)}`, key, {
-          cause: err,
-        });
-      }
-    }
-    await breakIfStale(lockPath, staleMs);
+    const ino = tryLock(lockPath, key);
+    if (ino !== undefined) return ino;
+    breakIfStale(lockPath, staleMs);
     if (Date.now() > deadline) {
       throw new StoreError(
         `FsStore: ${JSON.stringify(key)} stayed locked for ${timeoutMs} ms by ${lockPath}`,
@@ -70,19 +60,58 @@ async function acquire(lockPath: string, key: string, staleMs: number, timeoutMs
   }
 }
 
+/** The lock file's inode when we created it, undefined when someone else holds it. */
+function tryLock(lockPath: string, key: string): number | undefined {
+  let fd: number;
+  try {
+    fd = openSync(lockPath, "wx");
+  } catch (err) {
+    if ((err as { code?: string }).code === "EEXIST") return undefined;
+    throw new StoreError(`FsStore lock for ${JSON.stringify(key)} failed: ${String(err)}`, key, {
+      cause: err,
+    });
+  }
+  try {
+    writeSync(fd, `${process.pid} ${new Date().toISOString()}\n`);
+    return statSync(lockPath).ino;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function inodeOf(path: string): number | undefined {
+  try {
+    return statSync(path).ino;
+  } catch {
+    return undefined;
+  }
+}
+
+function quietly(action: () => void): void {
+  try {
+    action();
+  } catch {
+    // already gone, or someone else's now
+  }
+}
+
 /** Moves a stale lock aside (rename is atomic, so two breakers cannot both remove a fresh lock by name). */
-async function breakIfStale(lockPath: string, staleMs: number): Promise<void> {
-  const info = await stat(lockPath).catch(() => undefined);
-  if (info === undefined || Date.now() - info.mtimeMs <= staleMs) return;
+function breakIfStale(lockPath: string, staleMs: number): void {
+  let info: { ino: number; mtimeMs: number };
+  try {
+    info = statSync(lockPath);
+  } catch {
+    return;
+  }
+  if (Date.now() - info.mtimeMs <= staleMs) return;
   const aside = `${lockPath}-stale-${randomBytes(6).toString("hex")}`;
   try {
-    await rename(lockPath, aside);
+    renameSync(lockPath, aside);
   } catch {
     return; // someone else broke or released it first
   }
   // Between our stat and rename another waiter may have broken the stale lock and a third taken a fresh
   // one: put a fresh lock back (link fails, harmlessly, if yet another lock appeared meanwhile).
-  const moved = await stat(aside).catch(() => undefined);
-  if (moved !== undefined && moved.ino !== info.ino) await link(aside, lockPath).catch(() => undefined);
-  await unlink(aside).catch(() => undefined);
+  if (inodeOf(aside) !== info.ino) quietly(() => linkSync(aside, lockPath));
+  quietly(() => unlinkSync(aside));
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { BigIntStats } from "node:fs";
+import { type BigIntStats, linkSync, renameSync, statSync, unlinkSync } from "node:fs";
 import { type FileHandle, link, lstat, mkdir, open, readdir, rename, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -169,13 +169,16 @@ export class FsStore implements Store {
     const temp = await stage(dir, bytes, key, this.#direct);
     let swapped = false;
     try {
-      // rename keeps the inode, size and mtime, so the staged file's stamp is the object's new version.
-      const staged = fileStamp(await stat(temp, { bigint: true }));
-      swapped = await withKeyLock(dir, basename(target), key, async () => {
-        if (((await currentStamp(target, key)) ?? null) !== expected) return false;
-        await rename(temp, target);
-        return true;
-      });
+      // rename and link keep the inode, size and mtime: the staged file's stamp is the new version.
+      const staged = fileStamp(statSync(temp, { bigint: true }));
+      swapped =
+        expected === null
+          ? linkUnlessPresent(temp, target, key)
+          : await withKeyLock(dir, basename(target), key, () => {
+              if ((stampNow(target, key) ?? null) !== expected) return false;
+              renameSync(temp, target);
+              return true;
+            });
       if (!swapped) return undefined;
       await syncDirs(newDirs);
       return staged;
@@ -348,6 +351,36 @@ function fileStamp(info: BigIntStats): string {
 async function currentStamp(path: string, key: string): Promise<string | undefined> {
   try {
     const info = await stat(path, { bigint: true });
+    return info.isFile() ? fileStamp(info) : undefined;
+  } catch (err) {
+    if (isAbsent(err)) return undefined;
+    throw fsError("version", key, err);
+  }
+}
+
+/**
+ * Create-only needs no lock: link refuses an existing name atomically, whoever else links or renames
+ * there. It runs on this thread, not the pool, so it never waits behind codec jobs.
+ */
+function linkUnlessPresent(temp: string, target: string, key: string): boolean {
+  try {
+    linkSync(temp, target);
+  } catch (err) {
+    if (errorCode(err) === "EEXIST") return false;
+    throw fsError("putIfVersion", key, err);
+  }
+  try {
+    unlinkSync(temp);
+  } catch {
+    // a staging name left behind is invisible to every key and list
+  }
+  return true;
+}
+
+/** currentStamp without the thread pool, for the few syscalls made while holding a key's lock. */
+function stampNow(path: string, key: string): string | undefined {
+  try {
+    const info = statSync(path, { bigint: true });
     return info.isFile() ? fileStamp(info) : undefined;
   } catch (err) {
     if (isAbsent(err)) return undefined;

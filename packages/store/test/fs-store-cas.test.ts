@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdirSync, readdirSync, utimesSync, writeFileSync } from "node:fs";
+import { readdirSync, utimesSync, writeFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, it } from "node:test";
@@ -49,14 +49,16 @@ describe("FsStore.putIfVersion across processes", () => {
 
   it("FsStore lock: a lock left by a dead process (older than the stale timeout) is broken", async () => {
     const root = roots.fresh();
-    mkdirSync(join(root, "a"), { recursive: true });
+    const s = new FsStore(root);
+    // create-only needs no lock (link refuses an existing name); a swap on a version takes it
+    const v1 = (await s.putIfVersion("a/m", bytes(1), null))!;
     const lock = join(root, "a", ".zs-tmp-lock-m");
     writeFileSync(lock, "dead process\n");
     const old = new Date(Date.now() - 60_000);
     utimesSync(lock, old, old);
-    const s = new FsStore(root);
-    assert.ok((await s.putIfVersion("a/m", bytes(3), null)) !== undefined);
+    assert.ok((await s.putIfVersion("a/m", bytes(3), v1)) !== undefined);
     assert.deepEqual(readdirSync(join(root, "a")), ["m"]);
     assert.deepEqual(await s.list(""), ["a/m"]);
+    assert.deepEqual(await s.get("a/m"), bytes(3));
   });
 });
