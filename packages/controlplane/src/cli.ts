@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { ZarrStreamError } from "@zarr-stream/spec";
+import { parseJsonExact, ZarrStreamError } from "@zarr-stream/spec";
 import { openStore, type Store } from "@zarr-stream/store";
 import type { ClaimView } from "./claims.js";
 import { ControlPlane } from "./control-plane.js";
@@ -79,7 +79,7 @@ async function declarationForRebuild(cp: ControlPlane): Promise<ResolvedIndexDec
   if (record) return record.items ? { index: record.index, items: record.items } : { index: record.index };
   const attrs = await cp.readRootAttributes();
   const payload = attrs?.[ATTR_INDEX];
-  if (typeof payload === "string") return { index: JSON.parse(payload) as JsonObject };
+  if (typeof payload === "string") return { index: parseJsonExact(payload, ATTR_INDEX) as JsonObject };
   return undefined;
 }
 

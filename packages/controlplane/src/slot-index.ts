@@ -1,5 +1,5 @@
 import type { Store } from "@zarr-stream/store";
-import { type Clock, isObject, type JsonObject, parseDocument } from "./documents.js";
+import { type Clock, isObject, type JsonObject, parseExactDocument } from "./documents.js";
 import { ManifestError, ResolvedIndexConflict } from "./errors.js";
 import {
   diffFields,
@@ -23,7 +23,7 @@ export async function readSlotIndexRecord(store: Store): Promise<SlotIndexRecord
   if (bytes === undefined) return undefined;
   let doc: JsonObject;
   try {
-    doc = parseDocument(bytes, SLOT_INDEX_KEY);
+    doc = parseExactDocument(bytes, SLOT_INDEX_KEY);
   } catch (e) {
     throw new ManifestError(
       `${SLOT_INDEX_KEY}: ${(e as Error).message}`,
