@@ -1,4 +1,11 @@
-export { type ClaimView, isStale as isClaimStale } from "./claims.js";
+export { type ClaimObserver, monotonicObserver } from "./claim-observer.js";
+export {
+  type ClaimView,
+  type ClearedClaim,
+  type CorruptClaim,
+  type HeldClaim,
+  isStale as isClaimStale,
+} from "./claims.js";
 export { type CliIo, runControlPlaneCli } from "./cli.js";
 export { ControlPlane, type ControlPlaneOptions, type StartRunOptions } from "./control-plane.js";
 export type { ClaimDoc, Clock, JsonObject, RunRecordDoc, WalEvent } from "./documents.js";
