@@ -295,6 +295,28 @@ async function clearable(
 }
 
 /**
+ * Removes an observed-silent claim only if it is still the version observed: a conditional write turns it
+ * into a retired marker first, so a heartbeat that lands after the observation makes the clear fail
+ * instead of deleting a live claim. The marker is deleted right away (it names no real owner, and until it
+ * is gone a new acquisition meets a conflict, never a takeover). Returns false when the claim moved on.
+ */
+async function retire(store: Store, v: ClaimView | CorruptClaim, clock: Clock): Promise<boolean> {
+  const marker: ClaimDoc = {
+    ...(isCorrupt(v) ? { product: "", domain: "" } : { product: v.claim.product, domain: v.claim.domain }),
+    owner_id: "",
+    claim_path: "",
+    acquired_at: clock(),
+    last_heartbeat_at: 0,
+    heartbeat_interval_s: 0,
+    stale_threshold_s: 0,
+    retired: true,
+  };
+  if ((await cas(store).put(v.key, utf8(envelopeJson(marker)), v.version)) === undefined) return false;
+  await store.delete(v.key);
+  return true;
+}
+
+/**
  * Recovery: deletes someone's claim. Without force the claim must be clearable (see above); a fresh one
  * is a ClaimConflict. With force any claim, including an unreadable file, is deleted.
  */
@@ -308,7 +330,7 @@ export async function clear(
   const key = claimKey(domain);
   const v = await readAt(store, key, clock());
   if (!v) return undefined;
-  if (!force && !(await clearable(store, v, observer))) {
+  if (!force && !((await clearable(store, v, observer)) && (await retire(store, v, clock)))) {
     if (isCorrupt(v)) {
       throw new ClaimConflict(
         `cannot clear claim ${domain}: its file is unreadable (${v.problem}) and changed while observed; use force`,
@@ -341,7 +363,7 @@ export async function sweepStale(
   const out: ClearedClaim[] = [];
   for (const [i, v] of candidates.entries()) {
     if (!verdicts[i]) continue;
-    if (!dryRun) await store.delete(v.key);
+    if (!dryRun && !(await retire(store, v, clock))) continue;
     out.push(cleared(v));
   }
   return out;

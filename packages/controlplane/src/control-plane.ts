@@ -392,6 +392,7 @@ export class ControlPlane {
       this.clock,
     );
     this.held.set(domain, held);
+    this.stopClaimTimer(domain);
     const every = this.opts.claimHeartbeatIntervalS ?? claims.DEFAULT_CLAIM_HEARTBEAT_S;
     if (every > 0) {
       const timer = setInterval(() => {
