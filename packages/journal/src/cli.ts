@@ -21,7 +21,8 @@ export const JOURNAL_USAGE = `Usage: zstream journal <command> [options]
 Commands:
   publish --db F --store DIR FILE [--format csv|ndjson] [--max-parts N] [--part-index N] [--watermark N]
       Publish FILE as the next part; one row whose configuration is the cumulative head.
-      --part-index repeats a run that may have crashed (idempotent on the row identifier).
+      --part-index repeats a run that may have crashed (idempotent on the row identifier); without it,
+      a FILE whose bytes equal the current row's own part is taken as a retry and returns that row.
   compose --db F --store DIR [--out FILE]
       Write the current output's composite (stdout when --out is omitted).
   prune --db F --store DIR --cutoff ISO [--dry-run]
@@ -113,6 +114,8 @@ async function publish(values: Values, positionals: string[], io: CliIo): Promis
       maxParts,
       partIndex,
       watermark: watermark === undefined ? undefined : Number(watermark),
+      // A CLI invocation has no run identity: a re-run with the same FILE is a retry of the row it made.
+      retryByContent: true,
     }),
   );
   const c = result.row.config;

@@ -1,4 +1,4 @@
-import type { JournalRowConfig } from "@zarr-stream/spec";
+import { type JournalRowConfig, PublishConflict } from "@zarr-stream/spec";
 import Database from "better-sqlite3";
 import { JournalError } from "./errors.js";
 import type { JournalRegistry, RowPatch } from "./registry.js";
@@ -63,11 +63,23 @@ export class SqliteJournalRegistry implements JournalRegistry {
   async register(
     config: JournalRowConfig,
     patches: readonly RowPatch[] = [],
+    expectedCurrentId?: number | null,
   ): Promise<{ row: JournalRow; created: boolean }> {
     const checked = checkRowConfig(config, config.outputIdentifier);
     const run = this.db.transaction(() => {
       const existing = this.findSync(checked.outputIdentifier);
       if (existing) return { row: existing, created: false };
+      if (expectedCurrentId !== undefined) {
+        // BEGIN IMMEDIATE holds the write lock, so the head read here cannot move before COMMIT.
+        const head = this.db.prepare("SELECT id FROM journal_rows ORDER BY id DESC LIMIT 1").get() as
+          | { id: number }
+          | undefined;
+        if ((head?.id ?? null) !== expectedCurrentId) {
+          throw new PublishConflict(
+            `cannot register ${checked.outputIdentifier}: the head moved (row ${head?.id ?? "none"}, expected ${expectedCurrentId ?? "none"})`,
+          );
+        }
+      }
       const info = this.db
         .prepare("INSERT INTO journal_rows (output_identifier, config) VALUES (?, ?)")
         .run(checked.outputIdentifier, JSON.stringify(checked));
