@@ -1,10 +1,11 @@
-import { ClaimLost, ProtocolError, SchemaError } from "@zarr-stream/spec";
+import { ClaimLost, SchemaError } from "@zarr-stream/spec";
 import type { Store } from "@zarr-stream/store";
-import type { ClaimObserver } from "./claim-observer.js";
+import { type ClaimObserver, storeAgeS } from "./claim-observer.js";
 import { type ClaimDoc, type Clock, parseDocument, validateClaim } from "./documents.js";
 import { ClaimConflict } from "./errors.js";
 import { absolutePath, CLAIMS_PREFIX, claimKey } from "./layout.js";
 import { envelopeJson, utf8 } from "./pyjson.js";
+import { cas, type Versioned } from "./store-cas.js";
 
 export const DEFAULT_CLAIM_STALE_S = 120;
 export const DEFAULT_CLAIM_HEARTBEAT_S = 30;
@@ -51,21 +52,6 @@ export function claimDomain(product: string, categoryAndName: string): string {
     );
   }
   return `${product}:${categoryAndName}`;
-}
-
-type Versioned = { bytes: Uint8Array; version: string };
-
-/** Claims are fenced by conditional writes, so a store without them cannot hold claims safely. */
-function cas(store: Store) {
-  const { getVersioned, putIfVersion } = store;
-  if (!getVersioned || !putIfVersion) {
-    throw new ProtocolError(`store ${store.url} has no conditional writes (getVersioned/putIfVersion)`);
-  }
-  return {
-    get: (key: string): Promise<Versioned | undefined> => getVersioned.call(store, key),
-    put: (key: string, bytes: Uint8Array, expected: string | null) =>
-      putIfVersion.call(store, key, bytes, expected),
-  };
 }
 
 function toView(key: string, got: Versioned, now: number): ClaimView | CorruptClaim {
@@ -281,17 +267,20 @@ function cleared(v: ClaimView | CorruptClaim): ClearedClaim {
 
 /**
  * Whether recovery may clear this claim without force: a readable claim must be stale by its own
- * last_heartbeat_at and then show no new version for its whole threshold as we observe the store; an
- * unreadable one has no heartbeat to trust, so only the observation (default threshold) decides.
+ * last_heartbeat_at and also by the store's time: not rewritten for its whole threshold, read from the
+ * file's modification time where the store has one, else watched on our monotonic clock. An unreadable
+ * claim has no heartbeat to trust, so only the store's time (default threshold) decides.
  */
 async function clearable(
   store: Store,
   v: ClaimView | CorruptClaim,
   observer: ClaimObserver,
 ): Promise<boolean> {
-  if (isCorrupt(v)) return observedUnchanged(store, v.key, v.version, DEFAULT_CLAIM_STALE_S, observer);
-  if (!v.stale) return false;
-  return observedUnchanged(store, v.key, v.version, v.claim.stale_threshold_s, observer);
+  if (!isCorrupt(v) && !v.stale) return false;
+  const windowS = isCorrupt(v) ? DEFAULT_CLAIM_STALE_S : v.claim.stale_threshold_s;
+  const age = await storeAgeS(store, v.key);
+  if (age !== undefined) return age > windowS;
+  return observedUnchanged(store, v.key, v.version, windowS, observer);
 }
 
 /**

@@ -37,6 +37,7 @@ import {
 import { type RootAttributes, zarrJsonAttributes } from "./root-attributes.js";
 import { ensureSlotIndexModel, type SlotIndexOutcome } from "./slot-index.js";
 import * as snapshots from "./snapshots.js";
+import { sealTornSegment } from "./torn-tail.js";
 import { DEFAULT_RUN_STALE_S, type RunView, readRuns } from "./wal-reader.js";
 import { eventTypeForStatus, makeEvent, RunWriter, runRecordDocument } from "./wal-writer.js";
 
@@ -246,6 +247,7 @@ export class ControlPlane {
     if (view.state !== "live" || !view.record) {
       throw new ProtocolError(`run ${runId} cannot be resumed: it is ${view.orphanReason ?? view.state}`);
     }
+    if (view.tornTail) await sealTornSegment(this.store, view.tornTail.file);
     const nextPart = view.segments.length > 0 ? view.segments.at(-1)! + 1 : 0;
     this.newWriter({ ...view.record, parts: view.segments.length, events: view.events.length }, nextPart);
     return view;
@@ -329,6 +331,8 @@ export class ControlPlane {
         `run ${runId} is not stale (last heartbeat ${age}, threshold ${view.staleThresholdS} s); use force`,
       );
     }
+    // Sealed first, so the run reads the same to peers that do not accept a torn line before terminal events.
+    if (view.tornTail) await sealTornSegment(this.store, view.tornTail.file);
     const now = this.clock();
     const part = view.segments.length > 0 ? view.segments.at(-1)! + 1 : 0;
     const id = eventId(runId, part, 0);
