@@ -561,12 +561,12 @@ export class ControlPlane {
     return this.attrs.read();
   }
 
+  /** Slot-index model record with the resolved index's precedence rows, under `slot_index_model:current`. */
   async ensureSlotIndexModel(
     model: SlotIndexModel,
     o: { runId: string },
-  ): Promise<{ outcome: SlotIndexOutcome; identityHash: string }> {
-    const w = this.writer(o.runId);
-    return ensureSlotIndexModel(this.store, model, o.runId, this.clock, (t, r) => w.append(t, r));
+  ): Promise<{ outcome: SlotIndexOutcome; identityHash: string; row: number }> {
+    return ensureSlotIndexModel(this.ensureContext(o.runId), model, o.runId);
   }
 
   /** Flushes open runs (they stay live) and stops every timer. Claims are left held. */

@@ -30,6 +30,7 @@ export {
   type ResolvedIndexRecord,
 } from "./resolved-index.js";
 export { type RootAttributes, zarrJsonAttributes } from "./root-attributes.js";
+export { ATTR_SLOT_MODEL, ATTR_SLOT_MODEL_HASH, SLOT_INDEX_CLAIM } from "./slot-index.js";
 export type { LatestDoc, ReadStateResult, RebuildResult, SnapshotMeta, SnapshotStatus } from "./snapshots.js";
 export type { OrphanReason, RunState, RunView } from "./wal-reader.js";
 export { eventTypeForStatus } from "./wal-writer.js";

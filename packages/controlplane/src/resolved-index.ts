@@ -174,8 +174,12 @@ function ensuredEvent(
  * wait and retry; once it is released, evaluate precedence like everyone else (normally row 2,
  * matched_existing). A stale holder is never taken over: that is an operator's call (claims clear).
  */
-async function withIndexClaim<T>(ctx: EnsureContext, body: () => Promise<T>): Promise<T> {
-  const domain = `${ctx.product}:${INDEX_CLAIM}`;
+export async function withIndexClaim<T>(
+  ctx: EnsureContext,
+  body: () => Promise<T>,
+  claim = INDEX_CLAIM,
+): Promise<T> {
+  const domain = `${ctx.product}:${claim}`;
   const deadline = Date.now() + (ctx.claimWaitS ?? 30) * 1000;
   for (;;) {
     try {
