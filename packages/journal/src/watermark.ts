@@ -46,14 +46,19 @@ export function nextWatermark(current: number | null, listing: ParentListing): W
   return { watermark, publish, patch: !publish && watermark !== current };
 }
 
-/** Applies an empty listing's decision: patches the current row's watermark without publishing. */
+/**
+ * Applies an empty listing's decision: patches the current row's watermark without publishing. The
+ * returned `patch` says whether a patch was saved (never when no row exists yet).
+ */
 export async function advanceWatermark(
   registry: JournalRegistry,
   listing: ParentListing,
 ): Promise<WatermarkDecision> {
   const current = await registry.current();
   const decision = nextWatermark(current?.config.watermark ?? null, listing);
-  if (decision.patch && current) {
+  // With no row there is nothing to patch: the watermark travels with the first published part instead.
+  if (!current) return { ...decision, patch: false };
+  if (decision.patch) {
     await registry.patch([
       { outputIdentifier: current.config.outputIdentifier, patch: { watermark: decision.watermark } },
     ]);

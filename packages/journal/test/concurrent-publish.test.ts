@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url";
 import { PublishConflict } from "@zarr-stream/spec";
 import { FsStore, MemoryStore } from "@zarr-stream/store";
 import {
+  advanceWatermark,
   composeHeadToStream,
   composeJournal,
   type JournalRegistry,
@@ -138,5 +139,23 @@ describe("journal publishing under concurrency (#17.7, #17.8)", () => {
     } finally {
       registry.close();
     }
+  });
+});
+
+describe("journal edge cases (#17.9)", () => {
+  test("advanceWatermark with no row yet saves nothing and says so", async () => {
+    const registry = new SqliteJournalRegistry(":memory:");
+    const decision = await advanceWatermark(registry, {
+      ids: [],
+      facetCoverage: { total: 5, complete: true, maxId: 41 },
+    });
+    assert.equal(decision.watermark, 41);
+    assert.equal(decision.patch, false);
+    assert.equal(await registry.current(), undefined);
+  });
+
+  test("composeJournal refuses a quoted cell spanning lines instead of padding inside it", () => {
+    const parts = [enc("a,b\r\n1,2\r\n"), enc('a\r\n"x\r\ny"\r\n')];
+    assert.throws(() => composeJournal(parts, "csv"), { name: "JournalError", reason: "part" });
   });
 });
