@@ -94,13 +94,22 @@ async function withJournal<T>(
   }
 }
 
+/** An id beyond 2^53 stays exact (a bigint); anything else must be a finite number. */
+function watermarkArg(text: string): number | bigint {
+  if (/^-?\d+$/.test(text)) {
+    const n = Number(text);
+    return Number.isSafeInteger(n) ? n : BigInt(text);
+  }
+  const n = Number(text);
+  if (text.trim() === "" || !Number.isFinite(n))
+    throw new UsageError(`--watermark must be a number, got ${JSON.stringify(text)}`);
+  return n;
+}
+
 async function publish(values: Values, positionals: string[], io: CliIo): Promise<void> {
   const [file, ...extra] = positionals;
   if (file === undefined || extra.length > 0) throw new UsageError("publish takes exactly one FILE");
-  const watermark = values.watermark;
-  if (watermark !== undefined && !Number.isFinite(Number(watermark))) {
-    throw new UsageError(`--watermark must be a number, got ${JSON.stringify(watermark)}`);
-  }
+  const watermark = values.watermark === undefined ? undefined : watermarkArg(values.watermark);
   const format = formatOf(values, file);
   const maxParts = integer(values, "max-parts");
   const partIndex = integer(values, "part-index");
@@ -113,7 +122,7 @@ async function publish(values: Values, positionals: string[], io: CliIo): Promis
       format,
       maxParts,
       partIndex,
-      watermark: watermark === undefined ? undefined : Number(watermark),
+      watermark,
       // A CLI invocation has no run identity: a re-run with the same FILE is a retry of the row it made.
       retryByContent: true,
     }),

@@ -6,7 +6,7 @@ import { assertHeaderPrefix, mergeCsvHeaders, parseCsvHeaderLine } from "./csv-h
 import { JournalError } from "./errors.js";
 import { assertCsvLineSafe } from "./part-check.js";
 import type { JournalRegistry, RowPatch } from "./registry.js";
-import { DEFAULT_MAX_PARTS, type JournalRow, outputIdentifierOf } from "./row.js";
+import { DEFAULT_MAX_PARTS, exactId, type JournalRow, outputIdentifierOf } from "./row.js";
 import { firstLineOf, storePartSource } from "./sources.js";
 
 /** Points of a publish a crash test can stop at. */
@@ -27,7 +27,7 @@ export interface PublishOptions {
    */
   partIndex?: number;
   /** Watermark this state covers; default: the previous row's. */
-  watermark?: number | null;
+  watermark?: number | bigint | null;
   /** Store prefix of part blobs (default "journal/"). */
   keyPrefix?: string;
   now?: () => Date;
@@ -72,7 +72,7 @@ function checkOptions(o: PublishOptions): void {
       throw new JournalError(`publishPart: ${name} must be a non-negative integer, got ${v}`, "argument");
     }
   }
-  if (o.watermark != null && !Number.isFinite(o.watermark)) {
+  if (o.watermark != null && typeof o.watermark !== "bigint" && !Number.isFinite(o.watermark)) {
     throw new JournalError(
       `publishPart: watermark must be a finite number or null, got ${o.watermark}`,
       "argument",
@@ -161,7 +161,8 @@ async function planRow(o: PublishOptions, t: Target, createdAtUtc: string): Prom
     partCount: artefactParts.length,
     maxParts,
     journalCompactionCount: (base?.journalCompactionCount ?? 0) + (compacted ? 1 : 0),
-    watermark: o.watermark !== undefined ? o.watermark : (base?.watermark ?? null),
+    watermark:
+      o.watermark != null ? exactId(o.watermark) : o.watermark === null ? null : (base?.watermark ?? null),
     artefactState: "live",
     retentionEligible: false,
     supersededAtUtc: null,

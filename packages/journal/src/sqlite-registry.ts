@@ -1,5 +1,6 @@
-import { type JournalRowConfig, PublishConflict } from "@zarr-stream/spec";
+import { type JournalRowConfig, PublishConflict, parseJsonExact } from "@zarr-stream/spec";
 import Database from "better-sqlite3";
+import { stringify } from "lossless-json";
 import { JournalError } from "./errors.js";
 import type { JournalRegistry, RowPatch } from "./registry.js";
 import { checkRowConfig, type JournalRow } from "./row.js";
@@ -82,7 +83,7 @@ export class SqliteJournalRegistry implements JournalRegistry {
       }
       const info = this.db
         .prepare("INSERT INTO journal_rows (output_identifier, config) VALUES (?, ?)")
-        .run(checked.outputIdentifier, JSON.stringify(checked));
+        .run(checked.outputIdentifier, stringify(checked)!);
       this.options.onTransactionStep?.("inserted");
       this.applyPatches(patches);
       this.options.onTransactionStep?.("patched");
@@ -123,7 +124,7 @@ export class SqliteJournalRegistry implements JournalRegistry {
         throw new JournalError(`cannot patch ${outputIdentifier}: outputIdentifier is immutable`, "registry");
       }
       const merged = checkRowConfig({ ...row.config, ...patch }, outputIdentifier);
-      update.run(JSON.stringify(merged), outputIdentifier);
+      update.run(stringify(merged)!, outputIdentifier);
     }
   }
 }
@@ -131,7 +132,7 @@ export class SqliteJournalRegistry implements JournalRegistry {
 function toRow(rec: RowRecord): JournalRow {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(rec.config);
+    parsed = parseJsonExact(rec.config, `registry row ${rec.id}`);
   } catch (cause) {
     throw new JournalError(`registry row ${rec.id}: configuration is not JSON`, "registry", { cause });
   }

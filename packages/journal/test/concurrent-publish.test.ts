@@ -12,6 +12,7 @@ import {
   composeHeadToStream,
   composeJournal,
   type JournalRegistry,
+  nextWatermark,
   publishPart,
   runJournalCli,
   SqliteJournalRegistry,
@@ -152,6 +153,41 @@ describe("journal edge cases (#17.9)", () => {
     assert.equal(decision.watermark, 41);
     assert.equal(decision.patch, false);
     assert.equal(await registry.current(), undefined);
+  });
+
+  test("watermark ids beyond 2^53 stay exact through nextWatermark, publish, SQLite and the CLI", async (t) => {
+    const big = 1767225600000000001n;
+    assert.equal(nextWatermark(5, { ids: [big - 1n, big, 7] }).watermark, big);
+    assert.equal(
+      nextWatermark(big, { ids: [], facetCoverage: { total: 1, complete: true, maxId: big + 2n } }).watermark,
+      big + 2n,
+    );
+    assert.equal(nextWatermark(null, { ids: [3n] }).watermark, 3, "a bigint a double holds becomes a number");
+
+    const dir = tempDir(t, "watermark");
+    const db = join(dir, "j.db");
+    const registry = new SqliteJournalRegistry(db);
+    const store = new MemoryStore();
+    await publishPart({ registry, store, part: enc("a\r\n1\r\n"), format: "csv", watermark: big });
+    assert.equal((await registry.current())!.config.watermark, big);
+    await advanceWatermark(registry, {
+      ids: [],
+      facetCoverage: { total: 2, complete: true, maxId: big + 1n },
+    });
+    assert.equal((await registry.current())!.config.watermark, big + 1n);
+    registry.close();
+
+    const file = join(dir, "p.csv");
+    writeFileSync(file, "a\r\n2\r\n");
+    const stdout = new PassThrough();
+    const code = await runJournalCli(
+      ["publish", "--db", db, "--store", join(dir, "s"), file, "--watermark", "18446744073709551617"],
+      { stdout, stderr: new PassThrough() },
+    );
+    assert.equal(code, 0);
+    const reopened = new SqliteJournalRegistry(db);
+    assert.equal((await reopened.current())!.config.watermark, 18446744073709551617n);
+    reopened.close();
   });
 
   test("composeJournal refuses a quoted cell spanning lines instead of padding inside it", () => {
