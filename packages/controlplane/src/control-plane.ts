@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { ClaimLost, ProtocolError, SchemaError } from "@zarr-stream/spec";
 import type { Store } from "@zarr-stream/store";
-import { type ClaimObserver, monotonicObserver } from "./claim-observer.js";
+import { type ClaimObserver, monotonicObserver, storeAgeS } from "./claim-observer.js";
 import * as claims from "./claims.js";
 import {
   type ClaimDoc,
@@ -331,6 +331,13 @@ export class ControlPlane {
         `run ${runId} is not stale (last heartbeat ${age}, threshold ${view.staleThresholdS} s); use force`,
       );
     }
+    const written = o.force ? undefined : await this.runStoreAgeS(view);
+    if (written !== undefined && written <= view.staleThresholdS) {
+      // Its own timestamps say stale, but the store saw it write within the threshold: a skewed clock.
+      throw new ProtocolError(
+        `run ${runId} is not stale by the store's time (last written ${written.toFixed(1)} s ago, threshold ${view.staleThresholdS} s); use force`,
+      );
+    }
     // Sealed first, so the run reads the same to peers that do not accept a torn line before terminal events.
     if (view.tornTail) await sealTornSegment(this.store, view.tornTail.file);
     const now = this.clock();
@@ -359,6 +366,15 @@ export class ControlPlane {
     };
     await this.store.put(runRecordKey(runId), utf8(envelopeJson(runRecordDocument(record))));
     return id;
+  }
+
+  /** Seconds since the store last saw the run write (run.json or its newest segment), when it can say. */
+  private async runStoreAgeS(view: RunView): Promise<number | undefined> {
+    const keys = [runRecordKey(view.runId), ...view.segments.map((p) => segmentKey(view.runId, p))];
+    const ages = (await Promise.all(keys.map((k) => storeAgeS(this.store, k)))).filter(
+      (a): a is number => a !== undefined,
+    );
+    return ages.length > 0 ? Math.min(...ages) : undefined;
   }
 
   private orphanRecord(view: RunView, now: number): RunRecordDoc {

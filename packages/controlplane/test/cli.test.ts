@@ -240,3 +240,36 @@ test("cli (#17.5): recover exits 1 and says what is left while a live writer hol
   assert.equal(r.json().complete, true);
   assert.equal(r.json().snapshot.rebuilt, true);
 });
+
+test("cli (#17.1): recover leaves a run whose clock runs 2 h slow but which the store saw write just now", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "cp-skew-"));
+  try {
+    const store = new FsStore(dir);
+    const slow = await ControlPlane.open(store, {
+      product: "demo",
+      now: () => Date.now() / 1000 - 7200,
+      ownerId: "slow",
+      runHeartbeatIntervalS: 0,
+      claimHeartbeatIntervalS: 0,
+    });
+    await slow.startRun({ runId: "slow-run" });
+    await slow.acquireClaim("zarr_append:g");
+    let out = "";
+    const code = await runControlPlaneCli(["recover", "--store", dir, "--json"], {
+      out: (t) => {
+        out += t;
+      },
+      err: () => undefined,
+      openStore: () => store,
+    });
+    assert.equal(code, 1);
+    const report = JSON.parse(out);
+    assert.deepEqual(report.abandoned, []);
+    assert.deepEqual(report.cleared, []);
+    assert.deepEqual(report.live_runs, ["slow-run"]);
+    assert.equal((await slow.listRuns())[0]!.state, "live");
+    await slow.assertClaimHeld("zarr_append:g");
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
