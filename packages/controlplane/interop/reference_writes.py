@@ -6,6 +6,7 @@ claim and a second claim whose heartbeat is old. Usage: python reference_writes.
 """
 
 import json
+import os
 import sys
 import time
 from types import SimpleNamespace
@@ -80,4 +81,7 @@ path = f"{root}/.firecube/claims/{WriteDomain(product, 'zarr_region', 'data:slot
 doc = json.load(open(path))
 doc["last_heartbeat_at"] -= 1000
 open(path, "w").write(json.dumps(doc, separators=(",", ":")))
+# A dead owner's claim file is as old as its last heartbeat, by the filesystem's clock too.
+mtime = time.time() - 1000
+os.utime(path, (mtime, mtime))
 print(json.dumps({"claims": [c.domain for c in claims.list_claims(product=product)]}))

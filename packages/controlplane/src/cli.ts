@@ -1,7 +1,8 @@
 import { parseArgs } from "node:util";
-import { ZarrStreamError } from "@zarr-stream/spec";
+import { ProtocolError, parseJsonExact, ZarrStreamError } from "@zarr-stream/spec";
 import { openStore, type Store } from "@zarr-stream/store";
-import type { ClaimView } from "./claims.js";
+import type { ClaimObserver } from "./claim-observer.js";
+import type { ClaimView, ClearedClaim } from "./claims.js";
 import { ControlPlane } from "./control-plane.js";
 import type { Clock, JsonObject } from "./documents.js";
 import { canonicalJson } from "./pyjson.js";
@@ -14,6 +15,8 @@ export interface CliIo {
   /** Opens the store named by --store; default: @zarr-stream/store's openStore (a path gives an FsStore). */
   openStore?(dir: string): Store | Promise<Store>;
   now?: Clock;
+  /** The monotonic clock that judges claim staleness (see ClaimObserver); default the process's own. */
+  observer?: ClaimObserver;
 }
 
 const USAGE = `usage: <command> --store DIR [options]
@@ -23,7 +26,7 @@ const USAGE = `usage: <command> --store DIR [options]
   claims clear (--domain PRODUCT:CATEGORY:NAME | --all-stale) [--force] [--dry-run]
   snapshots rebuild | snapshots status [--json]
   index show | index verify | index rebuild [--json]
-  recover [--reason TEXT] [--dry-run]
+  recover [--reason TEXT] [--dry-run]   (exit 0 only when everything was recovered, 1 when something is left)
   common: --product NAME (default: inferred from runs or claims)`;
 
 class UsageError extends Error {}
@@ -66,6 +69,11 @@ function claimLine(c: ClaimView): JsonObject {
   return { domain: c.claim.domain, owner_id: c.claim.owner_id, age_s: c.ageS, stale: c.stale, file: c.key };
 }
 
+/** A cleared claim by its domain, or by its file when the file was unreadable. */
+function clearedName(c: ClearedClaim): string {
+  return c.domain ?? `${c.key} (corrupt: ${c.corrupt})`;
+}
+
 async function inferProduct(store: Store, io: CliIo): Promise<string> {
   const probe = await ControlPlane.open(store, { product: "?", now: io.now ?? (() => Date.now() / 1000) });
   for (const r of await probe.listRuns()) if (r.record) return r.record.product;
@@ -79,7 +87,7 @@ async function declarationForRebuild(cp: ControlPlane): Promise<ResolvedIndexDec
   if (record) return record.items ? { index: record.index, items: record.items } : { index: record.index };
   const attrs = await cp.readRootAttributes();
   const payload = attrs?.[ATTR_INDEX];
-  if (typeof payload === "string") return { index: JSON.parse(payload) as JsonObject };
+  if (typeof payload === "string") return { index: parseJsonExact(payload, ATTR_INDEX) as JsonObject };
   return undefined;
 }
 
@@ -103,6 +111,79 @@ async function indexRebuild(cp: ControlPlane, print: (v: unknown, text: string) 
     await cp.failRun(runId, (e as Error).message);
     throw e;
   }
+}
+
+/**
+ * Abandons stale runs, clears claims that are stale and silent while observed, rebuilds the snapshot.
+ * Exit 0 only when nothing is left over (no claim, no live run, snapshot rebuilt); 1 otherwise, with the
+ * report saying what is left. A dry run answers whether a real one would complete.
+ */
+async function recover(
+  cp: ControlPlane,
+  f: Flags,
+  print: (v: unknown, text: string) => void,
+): Promise<number> {
+  const dry = f["dry-run"] ?? false;
+  const stale = (await cp.listRuns()).filter(
+    (r) => (r.state === "live" || r.state === "orphaned") && r.stale,
+  );
+  const abandoned = new Set<string>();
+  for (const r of stale) {
+    if (dry) {
+      abandoned.add(r.runId);
+      continue;
+    }
+    try {
+      await cp.abandonRun(r.runId, { reason: f.reason ?? "abandoned by recover" });
+      abandoned.add(r.runId);
+    } catch (e) {
+      // Stale by its own clock but written recently by the store's: left live and reported below.
+      if (!(e instanceof ProtocolError)) throw e;
+    }
+  }
+  const cleared = await cp.sweepStaleClaims({ dryRun: dry });
+  const gone = new Set(cleared.map((c) => c.key));
+  const scan = await cp.scanClaims();
+  const remaining = [
+    ...scan.claims.filter((c) => !gone.has(c.key)).map((c) => `${c.claim.domain} (${c.claim.owner_id})`),
+    ...scan.corrupt.filter((c) => !gone.has(c.key)).map((c) => `${c.key} (corrupt)`),
+  ];
+  const live = (await cp.listRuns())
+    .filter((r) => (r.state === "live" || r.state === "orphaned") && !abandoned.has(r.runId))
+    .map((r) => r.runId);
+  let snapshot: unknown = "skipped (dry run)";
+  let rebuilt = false;
+  if (!dry) {
+    try {
+      const r = await cp.rebuildSnapshot();
+      snapshot = r;
+      rebuilt = r.rebuilt;
+    } catch (e) {
+      snapshot = `refused: ${(e as Error).message}`;
+    }
+  }
+  const complete = remaining.length === 0 && live.length === 0 && (dry || rebuilt);
+  const report = {
+    abandoned: [...abandoned],
+    cleared: cleared.map(clearedName),
+    remaining_claims: remaining,
+    live_runs: live,
+    snapshot,
+    complete,
+    dry_run: dry,
+  };
+  const lines = [
+    `abandoned: ${report.abandoned.join(", ") || "none"}`,
+    `cleared: ${report.cleared.join(", ") || "none"}`,
+    `snapshot: ${typeof snapshot === "string" ? snapshot : JSON.stringify(snapshot)}`,
+  ];
+  if (!complete) {
+    lines.push(
+      `incomplete: ${[...remaining.map((c) => `claim ${c}`), ...live.map((r) => `live run ${r}`)].join(", ") || "snapshot not rebuilt"}`,
+    );
+  }
+  print(report, lines.join("\n"));
+  return complete ? 0 : 1;
 }
 
 async function dispatch(cp: ControlPlane, words: string[], f: Flags, io: CliIo): Promise<number> {
@@ -142,13 +223,18 @@ async function dispatch(cp: ControlPlane, words: string[], f: Flags, io: CliIo):
       return 0;
     }
     case "claims list": {
-      const list = (await cp.listClaims()).map(claimLine);
+      const scan = await cp.scanClaims();
+      const list = [
+        ...scan.claims.map(claimLine),
+        ...scan.corrupt.map((c) => ({ file: c.key, corrupt: c.problem })),
+      ];
       print(
         list,
         list
-          .map(
-            (c) =>
-              `${c.domain}\t${c.owner_id}\t${(c.age_s as number).toFixed(1)} s${c.stale ? " (stale)" : ""}`,
+          .map((c) =>
+            "corrupt" in c
+              ? `${c.file}\tcorrupt: ${c.corrupt}`
+              : `${c.domain}\t${c.owner_id}\t${(c.age_s as number).toFixed(1)} s${c.stale ? " (stale)" : ""}`,
           )
           .join("\n") || "no claims",
       );
@@ -159,7 +245,7 @@ async function dispatch(cp: ControlPlane, words: string[], f: Flags, io: CliIo):
         throw new UsageError("claims clear needs exactly one of --domain or --all-stale");
       if (f["all-stale"]) {
         const cleared = await cp.sweepStaleClaims({ dryRun: f["dry-run"] ?? false });
-        const names = cleared.map((c) => c.claim.domain);
+        const names = cleared.map(clearedName);
         print(
           { cleared: names, dry_run: f["dry-run"] ?? false },
           `${f["dry-run"] ? "would clear" : "cleared"}: ${names.join(", ") || "none"}`,
@@ -171,9 +257,13 @@ async function dispatch(cp: ControlPlane, words: string[], f: Flags, io: CliIo):
         return 0;
       }
       const cleared = await cp.clearClaim(f.domain!, { force: f.force ?? false });
+      const report: JsonObject = { cleared: cleared ? [f.domain] : [] };
+      if (cleared?.corrupt !== undefined) report.corrupt = cleared.corrupt;
       print(
-        { cleared: cleared ? [f.domain] : [] },
-        cleared ? `cleared: ${f.domain}` : `no claim for ${f.domain}`,
+        report,
+        cleared
+          ? `cleared: ${f.domain}${cleared.corrupt !== undefined ? ` (corrupt: ${cleared.corrupt})` : ""}`
+          : `no claim for ${f.domain}`,
       );
       return 0;
     }
@@ -209,34 +299,8 @@ async function dispatch(cp: ControlPlane, words: string[], f: Flags, io: CliIo):
     }
     case "index rebuild":
       return indexRebuild(cp, print);
-    case "recover": {
-      const dry = f["dry-run"] ?? false;
-      const stale = (await cp.listRuns()).filter(
-        (r) => (r.state === "live" || r.state === "orphaned") && r.stale,
-      );
-      for (const r of stale)
-        if (!dry) await cp.abandonRun(r.runId, { reason: f.reason ?? "abandoned by recover" });
-      const cleared = await cp.sweepStaleClaims({ dryRun: dry });
-      let snapshot: unknown = "skipped (dry run)";
-      if (!dry) {
-        try {
-          snapshot = await cp.rebuildSnapshot();
-        } catch (e) {
-          snapshot = `refused: ${(e as Error).message}`;
-        }
-      }
-      const report = {
-        abandoned: stale.map((r) => r.runId),
-        cleared: cleared.map((c) => c.claim.domain),
-        snapshot,
-        dry_run: dry,
-      };
-      print(
-        report,
-        `abandoned: ${report.abandoned.join(", ") || "none"}\ncleared: ${report.cleared.join(", ") || "none"}\nsnapshot: ${typeof snapshot === "string" ? snapshot : JSON.stringify(snapshot)}`,
-      );
-      return 0;
-    }
+    case "recover":
+      return recover(cp, f, print);
     default:
       throw new UsageError(`unknown command: ${cmd || "(none)"}`);
   }
@@ -263,6 +327,7 @@ export async function runControlPlaneCli(argv: string[], io: CliIo): Promise<num
       claimHeartbeatIntervalS: 0,
       runHeartbeatIntervalS: 0,
       ...(io.now ? { now: io.now } : {}),
+      ...(io.observer ? { observer: io.observer } : {}),
     };
     const cp = await ControlPlane.open(store, opts);
     try {

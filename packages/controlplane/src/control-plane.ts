@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
-import { ProtocolError, SchemaError } from "@zarr-stream/spec";
+import { ClaimLost, ProtocolError, SchemaError } from "@zarr-stream/spec";
 import type { Store } from "@zarr-stream/store";
+import { type ClaimObserver, monotonicObserver, storeAgeS } from "./claim-observer.js";
 import * as claims from "./claims.js";
 import {
   type ClaimDoc,
@@ -36,6 +37,7 @@ import {
 import { type RootAttributes, zarrJsonAttributes } from "./root-attributes.js";
 import { ensureSlotIndexModel, type SlotIndexOutcome } from "./slot-index.js";
 import * as snapshots from "./snapshots.js";
+import { sealTornSegment } from "./torn-tail.js";
 import { DEFAULT_RUN_STALE_S, type RunView, readRuns } from "./wal-reader.js";
 import { eventTypeForStatus, makeEvent, RunWriter, runRecordDocument } from "./wal-writer.js";
 
@@ -58,6 +60,8 @@ export interface ControlPlaneOptions {
   compactLockStaleS?: number;
   /** How long ensureResolvedIndex waits for a peer holding the index claim (real seconds). */
   claimWaitS?: number;
+  /** The clock that judges whether a claim's version stopped changing; default the process's monotonic clock. */
+  observer?: ClaimObserver;
   /** Called when a background heartbeat fails (e.g. the claim was cleared by an operator). */
   onHeartbeatError?: (error: unknown) => void;
 }
@@ -99,6 +103,8 @@ export class ControlPlane {
   private readonly attrs: RootAttributes;
   private readonly writers = new Map<string, RunWriter>();
   private readonly claimTimers = new Map<string, NodeJS.Timeout>();
+  private readonly held = new Map<string, claims.HeldClaim>();
+  private readonly observer: ClaimObserver;
 
   private constructor(store: Store, opts: ControlPlaneOptions) {
     this.store = store;
@@ -107,6 +113,7 @@ export class ControlPlane {
     this.clock = opts.now ?? systemClock;
     this.ownerId = opts.ownerId ?? defaultOwnerId();
     this.attrs = opts.rootAttributes ?? zarrJsonAttributes(store);
+    this.observer = opts.observer ?? monotonicObserver;
   }
 
   /** Opens (does not create) the control plane; an existing schema.json must be v2 / chunkmanager-v2. */
@@ -240,6 +247,7 @@ export class ControlPlane {
     if (view.state !== "live" || !view.record) {
       throw new ProtocolError(`run ${runId} cannot be resumed: it is ${view.orphanReason ?? view.state}`);
     }
+    if (view.tornTail) await sealTornSegment(this.store, view.tornTail.file);
     const nextPart = view.segments.length > 0 ? view.segments.at(-1)! + 1 : 0;
     this.newWriter({ ...view.record, parts: view.segments.length, events: view.events.length }, nextPart);
     return view;
@@ -323,6 +331,15 @@ export class ControlPlane {
         `run ${runId} is not stale (last heartbeat ${age}, threshold ${view.staleThresholdS} s); use force`,
       );
     }
+    const written = o.force ? undefined : await this.runStoreAgeS(view);
+    if (written !== undefined && written <= view.staleThresholdS) {
+      // Its own timestamps say stale, but the store saw it write within the threshold: a skewed clock.
+      throw new ProtocolError(
+        `run ${runId} is not stale by the store's time (last written ${written.toFixed(1)} s ago, threshold ${view.staleThresholdS} s); use force`,
+      );
+    }
+    // Sealed first, so the run reads the same to peers that do not accept a torn line before terminal events.
+    if (view.tornTail) await sealTornSegment(this.store, view.tornTail.file);
     const now = this.clock();
     const part = view.segments.length > 0 ? view.segments.at(-1)! + 1 : 0;
     const id = eventId(runId, part, 0);
@@ -351,6 +368,15 @@ export class ControlPlane {
     return id;
   }
 
+  /** Seconds since the store last saw the run write (run.json or its newest segment), when it can say. */
+  private async runStoreAgeS(view: RunView): Promise<number | undefined> {
+    const keys = [runRecordKey(view.runId), ...view.segments.map((p) => segmentKey(view.runId, p))];
+    const ages = (await Promise.all(keys.map((k) => storeAgeS(this.store, k)))).filter(
+      (a): a is number => a !== undefined,
+    );
+    return ages.length > 0 ? Math.min(...ages) : undefined;
+  }
+
   private orphanRecord(view: RunView, now: number): RunRecordDoc {
     return {
       schema_version: "v2",
@@ -374,7 +400,7 @@ export class ControlPlane {
   /** Create-only acquisition of `product:<categoryAndName>`, then a background heartbeat (unref'd). */
   async acquireClaim(categoryAndName: string): Promise<ClaimDoc> {
     const domain = this.domain(categoryAndName);
-    const doc = await claims.acquire(
+    const held = await claims.acquire(
       this.store,
       domain,
       {
@@ -385,10 +411,12 @@ export class ControlPlane {
       },
       this.clock,
     );
+    this.held.set(domain, held);
+    this.stopClaimTimer(domain);
     const every = this.opts.claimHeartbeatIntervalS ?? claims.DEFAULT_CLAIM_HEARTBEAT_S;
     if (every > 0) {
       const timer = setInterval(() => {
-        claims.heartbeatClaim(this.store, domain, this.ownerId, this.clock).catch((e) => {
+        this.heartbeatDomain(domain).catch((e) => {
           this.stopClaimTimer(domain);
           this.opts.onHeartbeatError?.(e);
         });
@@ -396,7 +424,7 @@ export class ControlPlane {
       timer.unref();
       this.claimTimers.set(domain, timer);
     }
-    return doc;
+    return held.doc;
   }
 
   private stopClaimTimer(domain: string): void {
@@ -405,28 +433,76 @@ export class ControlPlane {
     this.claimTimers.delete(domain);
   }
 
-  /** Refreshes one claim we hold (atomic rewrite); a claim we lost is a ClaimConflict. */
-  heartbeat(categoryAndName: string): Promise<ClaimDoc> {
-    return claims.heartbeatClaim(this.store, this.domain(categoryAndName), this.ownerId, this.clock);
+  private heldClaim(domain: string): claims.HeldClaim {
+    const held = this.held.get(domain);
+    if (!held) throw new ClaimLost(`claim ${domain} is not held by ${this.ownerId} in this process`, domain);
+    return held;
   }
 
+  private async heartbeatDomain(domain: string): Promise<ClaimDoc> {
+    try {
+      const next = await claims.heartbeatClaim(this.store, this.heldClaim(domain), this.clock);
+      this.held.set(domain, next);
+      return next.doc;
+    } catch (e) {
+      if (e instanceof ClaimLost) this.held.delete(domain);
+      throw e;
+    }
+  }
+
+  /** Refreshes one claim we hold (a conditional write); a claim we lost is a ClaimLost. */
+  heartbeat(categoryAndName: string): Promise<ClaimDoc> {
+    return this.heartbeatDomain(this.domain(categoryAndName));
+  }
+
+  /**
+   * The fence a writer calls before every commit: resolves when the claim is still the version this
+   * process last wrote, throws ClaimLost when it was cleared or taken over (then the writer must stop).
+   */
+  async assertClaimHeld(categoryAndName: string): Promise<void> {
+    const domain = this.domain(categoryAndName);
+    try {
+      await claims.assertHeld(this.store, this.heldClaim(domain));
+    } catch (e) {
+      if (e instanceof ClaimLost) {
+        this.held.delete(domain);
+        this.stopClaimTimer(domain);
+      }
+      throw e;
+    }
+  }
+
+  /** Deletes our claim; a claim this process held but lost is a ClaimLost and is left to its new holder. */
   async releaseClaim(categoryAndName: string): Promise<void> {
     const domain = this.domain(categoryAndName);
     this.stopClaimTimer(domain);
+    const held = this.held.get(domain);
+    if (held) {
+      await this.assertClaimHeld(categoryAndName);
+      this.held.delete(domain);
+    }
     await claims.release(this.store, domain, this.ownerId, this.clock);
   }
 
-  /** Recovery: clears a claim by its full `product:category:name` domain; a fresh one needs force. */
-  clearClaim(fullDomain: string, o: { force?: boolean } = {}): Promise<claims.ClaimView | undefined> {
-    return claims.clear(this.store, fullDomain, this.clock, o.force ?? false);
+  /**
+   * Recovery: clears a claim by its full `product:category:name` domain. Without force it must be stale
+   * and show no heartbeat while observed for its threshold; with force any claim, even an unreadable one.
+   */
+  clearClaim(fullDomain: string, o: { force?: boolean } = {}): Promise<claims.ClearedClaim | undefined> {
+    return claims.clear(this.store, fullDomain, this.clock, o.force ?? false, this.observer);
   }
 
-  sweepStaleClaims(o: { dryRun?: boolean } = {}): Promise<claims.ClaimView[]> {
-    return claims.sweepStale(this.store, this.clock, o.dryRun ?? false);
+  sweepStaleClaims(o: { dryRun?: boolean } = {}): Promise<claims.ClearedClaim[]> {
+    return claims.sweepStale(this.store, this.clock, this.observer, o.dryRun ?? false);
   }
 
   listClaims(): Promise<claims.ClaimView[]> {
     return claims.listClaims(this.store, this.clock());
+  }
+
+  /** Readable claims and unreadable claim files. */
+  scanClaims(): Promise<{ claims: claims.ClaimView[]; corrupt: claims.CorruptClaim[] }> {
+    return claims.scanClaims(this.store, this.clock());
   }
 
   listRuns(): Promise<RunView[]> {
@@ -501,12 +577,12 @@ export class ControlPlane {
     return this.attrs.read();
   }
 
+  /** Slot-index model record with the resolved index's precedence rows, under `slot_index_model:current`. */
   async ensureSlotIndexModel(
     model: SlotIndexModel,
     o: { runId: string },
-  ): Promise<{ outcome: SlotIndexOutcome; identityHash: string }> {
-    const w = this.writer(o.runId);
-    return ensureSlotIndexModel(this.store, model, o.runId, this.clock, (t, r) => w.append(t, r));
+  ): Promise<{ outcome: SlotIndexOutcome; identityHash: string; row: number }> {
+    return ensureSlotIndexModel(this.ensureContext(o.runId), model, o.runId);
   }
 
   /** Flushes open runs (they stay live) and stops every timer. Claims are left held. */

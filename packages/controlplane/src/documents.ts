@@ -1,3 +1,4 @@
+import { IntegralFloat, parseJsonExact } from "@zarr-stream/spec";
 import { ControlPlaneCorrupt } from "./errors.js";
 import { decodeUtf8 } from "./layout.js";
 
@@ -54,7 +55,7 @@ export interface ClaimDoc {
 }
 
 export function isObject(v: unknown): v is JsonObject {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
+  return typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof IntegralFloat);
 }
 
 /** Names the first field that is missing or of the wrong type, or undefined when all are fine. */
@@ -80,6 +81,23 @@ export function parseDocument(bytes: Uint8Array, file: string): JsonObject {
     value = JSON.parse(text);
   } catch (e) {
     throw new ControlPlaneCorrupt(`${file}: not valid JSON (${(e as Error).message})`, file);
+  }
+  if (!isObject(value)) throw new ControlPlaneCorrupt(`${file}: top level must be a JSON object`, file);
+  return value;
+}
+
+/**
+ * parseDocument for documents whose hash is recomputed (index records): numbers keep their Python
+ * meaning (`1.0` stays a float, integers beyond 2^53 stay exact), so canonical bytes equal the writer's.
+ */
+export function parseExactDocument(bytes: Uint8Array, file: string): JsonObject {
+  const text = decodeUtf8(bytes);
+  if (text === undefined) throw new ControlPlaneCorrupt(`${file}: not valid UTF-8`, file);
+  let value: unknown;
+  try {
+    value = parseJsonExact(text, file);
+  } catch (e) {
+    throw new ControlPlaneCorrupt((e as Error).message, file);
   }
   if (!isObject(value)) throw new ControlPlaneCorrupt(`${file}: top level must be a JSON object`, file);
   return value;

@@ -1,4 +1,11 @@
-export { type ClaimView, isStale as isClaimStale } from "./claims.js";
+export { type ClaimObserver, monotonicObserver } from "./claim-observer.js";
+export {
+  type ClaimView,
+  type ClearedClaim,
+  type CorruptClaim,
+  type HeldClaim,
+  isStale as isClaimStale,
+} from "./claims.js";
 export { type CliIo, runControlPlaneCli } from "./cli.js";
 export { ControlPlane, type ControlPlaneOptions, type StartRunOptions } from "./control-plane.js";
 export type { ClaimDoc, Clock, JsonObject, RunRecordDoc, WalEvent } from "./documents.js";
@@ -23,6 +30,7 @@ export {
   type ResolvedIndexRecord,
 } from "./resolved-index.js";
 export { type RootAttributes, zarrJsonAttributes } from "./root-attributes.js";
+export { ATTR_SLOT_MODEL, ATTR_SLOT_MODEL_HASH, SLOT_INDEX_CLAIM } from "./slot-index.js";
 export type { LatestDoc, ReadStateResult, RebuildResult, SnapshotMeta, SnapshotStatus } from "./snapshots.js";
 export type { OrphanReason, RunState, RunView } from "./wal-reader.js";
 export { eventTypeForStatus } from "./wal-writer.js";

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { SchemaError } from "@zarr-stream/spec";
 import type { Store } from "@zarr-stream/store";
 import { acquire, release } from "./claims.js";
-import { type Clock, isObject, type JsonObject, parseDocument } from "./documents.js";
+import { type Clock, isObject, type JsonObject, parseExactDocument } from "./documents.js";
 import { ClaimConflict, ManifestError, ResolvedIndexConflict } from "./errors.js";
 import { diffFields, resolvedIndexIdentityHash } from "./identity.js";
 import { INDEX_KEY } from "./layout.js";
@@ -82,7 +82,7 @@ export async function readResolvedIndexRecord(store: Store): Promise<ResolvedInd
   if (bytes === undefined) return undefined;
   let doc: JsonObject;
   try {
-    doc = parseDocument(bytes, INDEX_KEY);
+    doc = parseExactDocument(bytes, INDEX_KEY);
   } catch (e) {
     throw new ManifestError(`${INDEX_KEY}: ${(e as Error).message}`, "unreadable-record", INDEX_KEY);
   }
@@ -174,8 +174,12 @@ function ensuredEvent(
  * wait and retry; once it is released, evaluate precedence like everyone else (normally row 2,
  * matched_existing). A stale holder is never taken over: that is an operator's call (claims clear).
  */
-async function withIndexClaim<T>(ctx: EnsureContext, body: () => Promise<T>): Promise<T> {
-  const domain = `${ctx.product}:${INDEX_CLAIM}`;
+export async function withIndexClaim<T>(
+  ctx: EnsureContext,
+  body: () => Promise<T>,
+  claim = INDEX_CLAIM,
+): Promise<T> {
+  const domain = `${ctx.product}:${claim}`;
   const deadline = Date.now() + (ctx.claimWaitS ?? 30) * 1000;
   for (;;) {
     try {

@@ -1,5 +1,5 @@
 import type { Store } from "@zarr-stream/store";
-import { listClaims } from "./claims.js";
+import { scanClaims } from "./claims.js";
 import { type Clock, isObject, type JsonObject, parseDocument, type RunRecordDoc } from "./documents.js";
 import { SnapshotRebuildRefused } from "./errors.js";
 import {
@@ -107,9 +107,12 @@ async function generations(store: Store): Promise<string[]> {
 
 /** Refuses while any claim or live/orphaned run exists, and names them. */
 export async function assertRebuildAllowed(store: Store, clock: Clock, runs?: RunView[]): Promise<RunView[]> {
-  const claims = await listClaims(store, clock());
-  if (claims.length > 0) {
-    const names = claims.map((c) => `${c.claim.domain} (${c.claim.owner_id})`);
+  const { claims, corrupt } = await scanClaims(store, clock());
+  if (claims.length + corrupt.length > 0) {
+    const names = [
+      ...claims.map((c) => `${c.claim.domain} (${c.claim.owner_id})`),
+      ...corrupt.map((c) => `${c.key} (unreadable)`),
+    ];
     throw new SnapshotRebuildRefused(`blocking claims exist: ${names.join(", ")}`, "blocking-claims", names);
   }
   const all = runs ?? (await readRuns(store, clock));

@@ -6,13 +6,21 @@ import { test } from "node:test";
 import { FsStore } from "@zarr-stream/store";
 import { ClaimConflict, ControlPlane } from "../src/index.js";
 import { claimDigest, claimKey } from "../src/layout.js";
-import { manualClock, TextMemoryStore } from "./helpers/stores.js";
+import { manualClock, manualObserver, TextMemoryStore } from "./helpers/stores.js";
 
 const T0 = 1724000000;
 
-async function two(store: TextMemoryStore | FsStore = new TextMemoryStore()) {
+async function two<S extends TextMemoryStore | FsStore = TextMemoryStore>(
+  store: S = new TextMemoryStore() as S,
+) {
   const clock = manualClock(T0);
-  const o = { product: "demo", now: clock, claimHeartbeatIntervalS: 0, runHeartbeatIntervalS: 0 };
+  const o = {
+    product: "demo",
+    now: clock,
+    observer: manualObserver(clock),
+    claimHeartbeatIntervalS: 0,
+    runHeartbeatIntervalS: 0,
+  };
   const a = await ControlPlane.open(store, { ...o, ownerId: "alice" });
   const b = await ControlPlane.open(store, { ...o, ownerId: "bob" });
   return { a, b, clock, store };
@@ -79,10 +87,10 @@ test("claims: heartbeat refreshes last_heartbeat_at (keeps it fresh) and a lost 
   await a.heartbeat("x:y");
   clock.advance(100);
   assert.equal((await b.listClaims())[0]!.stale, false);
-  await conflictOf(b.heartbeat("x:y"));
+  await assert.rejects(b.heartbeat("x:y"), { name: "ClaimLost" }); // bob never held it
   clock.advance(21);
   await b.clearClaim("demo:x:y");
-  await assert.rejects(a.heartbeat("x:y"), { name: "ClaimConflict" });
+  await assert.rejects(a.heartbeat("x:y"), { name: "ClaimLost" });
 });
 
 test("claims: heartbeat timer keeps the claim fresh in real time", async () => {
@@ -120,32 +128,128 @@ test("claims: clear needs force for a fresh claim; stale sweep clears only stale
   clock.advance(30); // old is 130 s silent, new 30 s
   const swept = await b.sweepStaleClaims();
   assert.deepEqual(
-    swept.map((c) => c.claim.domain),
+    swept.map((c) => c.domain),
     ["demo:old:1"],
   );
   assert.deepEqual(
     (await b.listClaims()).map((c) => c.claim.domain),
     ["demo:new:1"],
   );
+  await a.heartbeat("new:1"); // observing old:1 moved the manual clock on; the owner of new:1 keeps up
   await conflictOf(b.clearClaim("demo:new:1"));
   assert.ok(await b.clearClaim("demo:new:1", { force: true }));
   assert.deepEqual(await b.listClaims(), []);
 });
 
-test("claims: sweep keeps a claim whose owner heartbeats between listing and deletion", async () => {
+test("claims: sweep keeps a stale-looking claim whose owner heartbeats while it is observed", async () => {
   const { a, b, clock, store } = await two();
   await a.acquireClaim("x:y");
   clock.advance(200);
   const mem = store as TextMemoryStore;
-  const realGet = mem.get.bind(mem);
+  const realGet = mem.getVersioned.bind(mem);
   let reads = 0;
-  mem.get = async (key: string) => {
-    if (key.includes("/claims/") && ++reads === 2) await a.heartbeat("x:y"); // the owner comes back
+  mem.getVersioned = async (key: string) => {
+    if (key.includes("/claims/") && ++reads === 3) await a.heartbeat("x:y"); // the owner comes back
     return realGet(key);
   };
   assert.deepEqual(await b.sweepStaleClaims(), []);
-  mem.get = realGet;
+  mem.getVersioned = realGet;
   assert.equal((await b.listClaims()).length, 1);
+  await a.assertClaimHeld("x:y");
+});
+
+test("claims (#17.1): a holder whose clock runs 200 s slow but heartbeats is never cleared without force", async () => {
+  const store = new TextMemoryStore();
+  const clock = manualClock(T0);
+  const slow = () => clock() - 200;
+  const base = { product: "demo", claimHeartbeatIntervalS: 0, runHeartbeatIntervalS: 0 };
+  const a = await ControlPlane.open(store, { ...base, ownerId: "alice", now: slow });
+  // Bob's observation waits are where alice keeps heartbeating every 30 s, as her timer would.
+  let since = 0;
+  const b = await ControlPlane.open(store, {
+    ...base,
+    ownerId: "bob",
+    now: clock,
+    observer: {
+      now: clock,
+      sleep: async (s) => {
+        clock.advance(s);
+        since += s;
+        if (since >= 30) {
+          since = 0;
+          await a.heartbeat("zarr_append:g");
+        }
+      },
+    },
+  });
+  await a.acquireClaim("zarr_append:g");
+  // By alice's own timestamps the claim is 200 s old, so the format's rule alone calls it stale.
+  assert.equal((await b.listClaims())[0]!.stale, true);
+  await assert.rejects(b.clearClaim("demo:zarr_append:g"), { name: "ClaimConflict" });
+  assert.deepEqual(await b.sweepStaleClaims(), []);
+  await conflictOf(b.acquireClaim("zarr_append:g"));
+  await a.assertClaimHeld("zarr_append:g");
+  assert.equal((await b.listClaims())[0]!.claim.owner_id, "alice");
+});
+
+test("claims (#17.1): after a stalled holder is cleared and the claim retaken, its heartbeat and commit fence fail", async () => {
+  const { a, b, clock, store } = await two();
+  await a.acquireClaim("zarr_append:g");
+  clock.advance(121); // alice stalls
+  const gone = await b.clearClaim("demo:zarr_append:g");
+  assert.equal(gone?.ownerId, "alice");
+  await b.acquireClaim("zarr_append:g");
+  await assert.rejects(a.assertClaimHeld("zarr_append:g"), { name: "ClaimLost" });
+  await assert.rejects(a.heartbeat("zarr_append:g"), { name: "ClaimLost" });
+  await assert.rejects(a.releaseClaim("zarr_append:g"), { name: "ClaimConflict", owner: "bob" });
+  assert.equal(JSON.parse(store.text(claimKey("demo:zarr_append:g"))!).owner_id, "bob");
+  await b.assertClaimHeld("zarr_append:g");
+});
+
+test("claims (#17.1): a heartbeat whose write lands after a takeover cannot overwrite the new holder", async () => {
+  const { a, b, clock, store } = await two();
+  await a.acquireClaim("zarr_append:g");
+  clock.advance(10);
+  const key = claimKey("demo:zarr_append:g");
+  // Between alice's decision to heartbeat and her write, the claim is cleared and bob acquires it.
+  let fired = false;
+  const takeover = async (k: string) => {
+    if (k !== key || fired) return;
+    fired = true;
+    await store.delete(key);
+    await b.acquireClaim("zarr_append:g");
+  };
+  const realPut = store.put.bind(store);
+  const realCas = store.putIfVersion.bind(store);
+  store.put = async (k, bytes) => {
+    await takeover(k);
+    return realPut(k, bytes);
+  };
+  store.putIfVersion = async (k, bytes, expected) => {
+    await takeover(k);
+    return realCas(k, bytes, expected);
+  };
+  await assert.rejects(a.heartbeat("zarr_append:g"), { name: "ClaimLost" });
+  assert.ok(fired);
+  assert.equal(JSON.parse(store.text(key)!).owner_id, "bob");
+});
+
+test("claims (#17.4): an unreadable claim file is cleared with force, or by a sweep once observed silent", async () => {
+  const { a, b, store } = await two();
+  store.setText(claimKey("demo:x:broken"), '{"product": "demo", "dom');
+  await a.acquireClaim("x:fine");
+  const scan = await b.scanClaims();
+  assert.equal(scan.corrupt.length, 1);
+  assert.equal(scan.claims.length, 1);
+  const forced = await b.clearClaim("demo:x:broken", { force: true });
+  assert.match(forced?.corrupt ?? "", /not valid JSON/);
+  store.setText(claimKey("demo:x:broken"), "");
+  const swept = await b.sweepStaleClaims();
+  assert.deepEqual(
+    swept.map((c) => [c.domain, c.corrupt !== undefined]),
+    [[undefined, true]],
+  );
+  assert.equal(store.text(claimKey("demo:x:broken")), undefined);
 });
 
 test("claims: bad domains are refused before any I/O", async () => {

@@ -5,8 +5,8 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { FsStore } from "@zarr-stream/store";
 import { ATTR_INDEX_HASH, ControlPlane, runControlPlaneCli } from "../src/index.js";
-import { INDEX_KEY } from "../src/layout.js";
-import { manualClock, TextMemoryStore } from "./helpers/stores.js";
+import { claimKey, INDEX_KEY } from "../src/layout.js";
+import { manualClock, manualObserver, TextMemoryStore } from "./helpers/stores.js";
 
 const T0 = 1724000000;
 
@@ -27,6 +27,7 @@ function harness() {
       return stores.get(dir)!;
     },
     now: clock,
+    observer: manualObserver(clock),
   };
   const cli = async (...argv: string[]) => {
     out = "";
@@ -182,6 +183,92 @@ test("cli: --store DIR opens a filesystem store by default", async () => {
     });
     assert.equal(code, 0);
     assert.equal(JSON.parse(out)[0].run_id, "on-disk");
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test("cli (#17.4): a corrupt claim file is listed, cleared by --force, --all-stale and recover, and reported as corrupt", async () => {
+  const { cli, store } = harness();
+  const key = claimKey("demo:zarr_append:g");
+  store.setText(key, '{"product":"demo","domain":');
+  let r = await cli("claims", "list", "--json");
+  assert.equal(r.code, 0, r.err);
+  assert.equal(r.json()[0].file, key);
+  assert.match(r.json()[0].corrupt, /not valid JSON/);
+  r = await cli("claims", "clear", "--domain", "demo:zarr_append:g", "--force", "--json");
+  assert.equal(r.code, 0, r.err);
+  assert.match(r.json().corrupt, /not valid JSON/);
+  assert.equal(store.text(key), undefined);
+
+  store.setText(key, "");
+  r = await cli("claims", "clear", "--all-stale", "--json");
+  assert.equal(r.code, 0, r.err);
+  assert.equal(r.json().cleared.length, 1);
+  assert.match(r.json().cleared[0], /corrupt/);
+  assert.equal(store.text(key), undefined);
+
+  store.setText(key, "not json at all");
+  r = await cli("recover", "--json");
+  assert.equal(r.code, 0, r.err);
+  assert.equal(r.json().complete, true);
+  assert.match(r.json().cleared[0], /corrupt/);
+  assert.equal(store.text(key), undefined);
+});
+
+test("cli (#17.5): recover exits 1 and says what is left while a live writer holds a claim; 0 once it is gone", async () => {
+  const { cli, clock, writer } = harness();
+  const w = await writer("alive");
+  const runId = await w.startRun({ runId: "live-run" });
+  await w.acquireClaim("zarr_append:g");
+  clock.advance(5);
+  let r = await cli("recover", "--json");
+  assert.equal(r.code, 1, r.out);
+  const report = r.json();
+  assert.equal(report.complete, false);
+  assert.deepEqual(report.remaining_claims, ["demo:zarr_append:g (alive)"]);
+  assert.deepEqual(report.live_runs, ["live-run"]);
+  assert.match(report.snapshot, /refused/);
+  r = await cli("recover");
+  assert.equal(r.code, 1);
+  assert.match(r.out, /incomplete: claim demo:zarr_append:g/);
+
+  await w.releaseClaim("zarr_append:g");
+  await w.completeRun(runId);
+  r = await cli("recover", "--json");
+  assert.equal(r.code, 0, r.out);
+  assert.equal(r.json().complete, true);
+  assert.equal(r.json().snapshot.rebuilt, true);
+});
+
+test("cli (#17.1): recover leaves a run whose clock runs 2 h slow but which the store saw write just now", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "cp-skew-"));
+  try {
+    const store = new FsStore(dir);
+    const slow = await ControlPlane.open(store, {
+      product: "demo",
+      now: () => Date.now() / 1000 - 7200,
+      ownerId: "slow",
+      runHeartbeatIntervalS: 0,
+      claimHeartbeatIntervalS: 0,
+    });
+    await slow.startRun({ runId: "slow-run" });
+    await slow.acquireClaim("zarr_append:g");
+    let out = "";
+    const code = await runControlPlaneCli(["recover", "--store", dir, "--json"], {
+      out: (t) => {
+        out += t;
+      },
+      err: () => undefined,
+      openStore: () => store,
+    });
+    assert.equal(code, 1);
+    const report = JSON.parse(out);
+    assert.deepEqual(report.abandoned, []);
+    assert.deepEqual(report.cleared, []);
+    assert.deepEqual(report.live_runs, ["slow-run"]);
+    assert.equal((await slow.listRuns())[0]!.state, "live");
+    await slow.assertClaimHeld("zarr_append:g");
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -3,10 +3,13 @@ import { test } from "node:test";
 import {
   ATTR_INDEX,
   ATTR_INDEX_HASH,
+  ATTR_SLOT_MODEL,
+  ATTR_SLOT_MODEL_HASH,
   ControlPlane,
   ManifestError,
   ResolvedIndexConflict,
   resolvedIndexIdentityHash,
+  SLOT_INDEX_CLAIM,
 } from "../src/index.js";
 import { INDEX_KEY, SLOT_INDEX_KEY } from "../src/layout.js";
 import { manualClock, TextMemoryStore } from "./helpers/stores.js";
@@ -280,4 +283,61 @@ test("slot index: recorded once, verified after, conflicts and tampering refused
     types.filter((t) => t.startsWith("slot_")),
     ["slot_index_model_recorded", "slot_index_model_verified"],
   );
+});
+
+test("slot index (#17.6): mirrored into root attributes, under its own claim, with rows 3, 4 and 7", async () => {
+  const { cp, store, runId } = await setup();
+  const model = {
+    epoch: "2026-01-01T00:00:00Z",
+    groups: { g1: { cadence_s: 300, mode: "exact" } },
+    name: "opera_v1",
+    schema_version: "v1",
+    time_unit: null,
+  };
+  const golden = "bc441fbb3eb848c54db2c4673e75271d3b98dbb2b7b49081b521b7ef3923a894";
+  const first = await cp.ensureSlotIndexModel(model, { runId });
+  assert.deepEqual([first.outcome, first.row], ["recorded", 1]);
+  const attrs = () => JSON.parse(store.text("zarr.json")!).attributes;
+  assert.equal(attrs()[ATTR_SLOT_MODEL_HASH], golden);
+  assert.equal(
+    attrs()[ATTR_SLOT_MODEL],
+    '{"epoch":"2026-01-01T00:00:00Z","groups":{"g1":{"cadence_s":300,"mode":"exact"}},"name":"opera_v1","schema_version":"v1","time_unit":null}',
+  );
+  assert.equal((await cp.ensureSlotIndexModel(model, { runId })).row, 2);
+
+  // Row 3: the mirror is lost (a store rewritten without its attributes): re-mirrored from the record.
+  store.setText("zarr.json", JSON.stringify({ zarr_format: 3, node_type: "group", attributes: {} }));
+  assert.deepEqual(Object.values(await cp.ensureSlotIndexModel(model, { runId })).slice(0, 3), [
+    "verified",
+    golden,
+    3,
+  ]);
+  assert.equal(attrs()[ATTR_SLOT_MODEL_HASH], golden);
+
+  // Row 7: the mirror drifted from the record.
+  store.setText("zarr.json", JSON.stringify({ attributes: { [ATTR_SLOT_MODEL_HASH]: "0".repeat(64) } }));
+  await assert.rejects(cp.ensureSlotIndexModel(model, { runId }), {
+    name: "ManifestError",
+    reason: "attrs-drift",
+  });
+
+  // Row 4: attributes without a record.
+  await store.delete(SLOT_INDEX_KEY);
+  await assert.rejects(cp.ensureSlotIndexModel(model, { runId }), {
+    name: "ManifestError",
+    reason: "attrs-without-record",
+  });
+
+  // The model claim is held while the rows are evaluated: another holder makes a second writer wait and fail.
+  const other = await ControlPlane.open(store, {
+    product: "demo",
+    ownerId: "other",
+    claimHeartbeatIntervalS: 0,
+  });
+  await other.acquireClaim(SLOT_INDEX_CLAIM);
+  const late = await setup(store, "late", 0.05);
+  await assert.rejects(late.cp.ensureSlotIndexModel(model, { runId: late.runId }), {
+    name: "ClaimConflict",
+    owner: "other",
+  });
 });

@@ -66,7 +66,8 @@ test("abandon: an orphan (segments, no run.json) becomes an abandoned run with a
   const [after] = await cp.listRuns();
   assert.equal(after!.state, "abandoned");
   assert.equal(after!.orphanReason, undefined);
-  assert.equal(after!.tornTail?.line, 2, "the torn tail is accepted once only terminal events follow");
+  assert.equal(after!.tornTail, undefined, "abandoning seals the torn segment first");
+  assert.match(store.text(segmentKey("o", 0))!, /"run_started".*\n$/);
   await cp.rebuildSnapshot();
 });
 
@@ -96,4 +97,31 @@ test("abandon keeps keys a peer added to run.json within v2", async () => {
   assert.equal(run.timestamps_skipped, 4);
   assert.equal(run.status, "abandoned");
   assert.deepEqual(Object.keys(run).slice(0, 4), ["schema_version", "product", "run_id", "status"]);
+});
+
+test("resume after a crash left a torn tail (#17.3): the segment is sealed, appends follow, everything still reads", async () => {
+  const { store, clock, open } = await setup();
+  const first = await open("w");
+  await first.startRun({ runId: "r" });
+  await first.appendRecord("r", { key: "a", status: "active" });
+  await first.flushRun("r");
+  // The crash: a half-written line at the end of the last segment, as a non-atomic segment write leaves.
+  const last = segmentKey("r", 1);
+  store.setText(last, `${store.text(last)}{"schema_version":"v2","event_id":"r:00001:0000`);
+  clock.advance(10);
+  const again = await open("w");
+  const resumed = await again.resumeRun("r");
+  assert.equal(resumed.tornTail?.file, last);
+  assert.ok(store.text(last)!.endsWith("\n"), "the torn segment is sealed before anything is appended");
+  await again.appendRecord("r", { key: "b", status: "active" });
+  await again.completeRun("r");
+
+  const op = await open("op");
+  const [view] = await op.listRuns();
+  assert.equal(view!.state, "complete");
+  assert.equal(view!.tornTail, undefined);
+  assert.deepEqual([...(await op.replay()).keys()].sort(), ["a", "b", "run_r"]);
+  const rebuilt = await op.rebuildSnapshot();
+  assert.equal(rebuilt.rebuilt, true);
+  assert.deepEqual([...(await op.project()).state.keys()].sort(), ["a", "b", "run_r"]);
 });

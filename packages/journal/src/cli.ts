@@ -21,7 +21,8 @@ export const JOURNAL_USAGE = `Usage: zstream journal <command> [options]
 Commands:
   publish --db F --store DIR FILE [--format csv|ndjson] [--max-parts N] [--part-index N] [--watermark N]
       Publish FILE as the next part; one row whose configuration is the cumulative head.
-      --part-index repeats a run that may have crashed (idempotent on the row identifier).
+      --part-index repeats a run that may have crashed (idempotent on the row identifier); without it,
+      a FILE whose bytes equal the current row's own part is taken as a retry and returns that row.
   compose --db F --store DIR [--out FILE]
       Write the current output's composite (stdout when --out is omitted).
   prune --db F --store DIR --cutoff ISO [--dry-run]
@@ -93,13 +94,22 @@ async function withJournal<T>(
   }
 }
 
+/** An id beyond 2^53 stays exact (a bigint); anything else must be a finite number. */
+function watermarkArg(text: string): number | bigint {
+  if (/^-?\d+$/.test(text)) {
+    const n = Number(text);
+    return Number.isSafeInteger(n) ? n : BigInt(text);
+  }
+  const n = Number(text);
+  if (text.trim() === "" || !Number.isFinite(n))
+    throw new UsageError(`--watermark must be a number, got ${JSON.stringify(text)}`);
+  return n;
+}
+
 async function publish(values: Values, positionals: string[], io: CliIo): Promise<void> {
   const [file, ...extra] = positionals;
   if (file === undefined || extra.length > 0) throw new UsageError("publish takes exactly one FILE");
-  const watermark = values.watermark;
-  if (watermark !== undefined && !Number.isFinite(Number(watermark))) {
-    throw new UsageError(`--watermark must be a number, got ${JSON.stringify(watermark)}`);
-  }
+  const watermark = values.watermark === undefined ? undefined : watermarkArg(values.watermark);
   const format = formatOf(values, file);
   const maxParts = integer(values, "max-parts");
   const partIndex = integer(values, "part-index");
@@ -112,7 +122,9 @@ async function publish(values: Values, positionals: string[], io: CliIo): Promis
       format,
       maxParts,
       partIndex,
-      watermark: watermark === undefined ? undefined : Number(watermark),
+      watermark,
+      // A CLI invocation has no run identity: a re-run with the same FILE is a retry of the row it made.
+      retryByContent: true,
     }),
   );
   const c = result.row.config;

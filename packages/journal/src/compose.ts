@@ -4,6 +4,7 @@ import type { JournalFormat } from "@zarr-stream/spec";
 import { csvWidth, parseCsvHeaderLine, renderCsvHeaderLine, widestHeader } from "./csv-header.js";
 import { JournalError } from "./errors.js";
 import { CompositeWriter } from "./line-composer.js";
+import { assertCsvLineSafe } from "./part-check.js";
 import { chunksOf, type FirstLine, firstLineOf, type PartSource, readFirstLine } from "./sources.js";
 
 /**
@@ -147,6 +148,8 @@ export function composeJournal(
   const writer = new CompositeWriter(format);
   let pads = parts.map(() => 0);
   if (format === "csv") {
+    // Padding is line-wise (invariant 3), so a cell spanning lines would be padded inside its quotes.
+    for (const [i, part] of parts.entries()) assertCsvLineSafe(part, `part ${i}`);
     const plan = planCsv(parts.map(firstLineOf), options.csvHeaders);
     if (plan.headerLine === undefined) return new Uint8Array(0);
     writer.header(plan.headerLine);

@@ -1,12 +1,12 @@
 import { createHash } from "node:crypto";
-import type { JournalFormat, JournalRowConfig } from "@zarr-stream/spec";
+import { type JournalFormat, type JournalRowConfig, PublishConflict } from "@zarr-stream/spec";
 import type { Store } from "@zarr-stream/store";
 import { composeJournalAsync } from "./compose.js";
 import { assertHeaderPrefix, mergeCsvHeaders, parseCsvHeaderLine } from "./csv-header.js";
 import { JournalError } from "./errors.js";
 import { assertCsvLineSafe } from "./part-check.js";
 import type { JournalRegistry, RowPatch } from "./registry.js";
-import { DEFAULT_MAX_PARTS, type JournalRow, outputIdentifierOf } from "./row.js";
+import { DEFAULT_MAX_PARTS, exactId, type JournalRow, outputIdentifierOf } from "./row.js";
 import { firstLineOf, storePartSource } from "./sources.js";
 
 /** Points of a publish a crash test can stop at. */
@@ -27,11 +27,18 @@ export interface PublishOptions {
    */
   partIndex?: number;
   /** Watermark this state covers; default: the previous row's. */
-  watermark?: number | null;
+  watermark?: number | bigint | null;
   /** Store prefix of part blobs (default "journal/"). */
   keyPrefix?: string;
   now?: () => Date;
   onStep?: (step: PublishStep) => void;
+  /**
+   * A caller with no run identity of its own (the CLI): a part whose bytes equal the current row's own
+   * part is a retry of that row, not a new part. Off for callers that publish identical parts on purpose.
+   */
+  retryByContent?: boolean;
+  /** How many times a publish whose head moved is planned again before PublishConflict (default 100). */
+  maxAttempts?: number;
 }
 
 export interface PublishResult {
@@ -65,7 +72,7 @@ function checkOptions(o: PublishOptions): void {
       throw new JournalError(`publishPart: ${name} must be a non-negative integer, got ${v}`, "argument");
     }
   }
-  if (o.watermark != null && !Number.isFinite(o.watermark)) {
+  if (o.watermark != null && typeof o.watermark !== "bigint" && !Number.isFinite(o.watermark)) {
     throw new JournalError(
       `publishPart: watermark must be a finite number or null, got ${o.watermark}`,
       "argument",
@@ -154,7 +161,8 @@ async function planRow(o: PublishOptions, t: Target, createdAtUtc: string): Prom
     partCount: artefactParts.length,
     maxParts,
     journalCompactionCount: (base?.journalCompactionCount ?? 0) + (compacted ? 1 : 0),
-    watermark: o.watermark !== undefined ? o.watermark : (base?.watermark ?? null),
+    watermark:
+      o.watermark != null ? exactId(o.watermark) : o.watermark === null ? null : (base?.watermark ?? null),
     artefactState: "live",
     retentionEligible: false,
     supersededAtUtc: null,
@@ -182,25 +190,72 @@ async function supersessionPatches(registry: JournalRegistry, by: string, at: st
 }
 
 /**
+ * Where the new row's blob goes: its plain key when free or already holding these bytes (a crashed
+ * attempt's orphan), else a key named by its md5, so a concurrent publisher planning the same index
+ * never overwrites the blob a registered row points at.
+ */
+async function placeBlob(store: Store, plan: Plan): Promise<JournalRowConfig> {
+  const { partKey, partMd5 } = plan.config;
+  if (await store.putIfAbsent(partKey, plan.blob)) return plan.config;
+  const there = await store.get(partKey);
+  if (there !== undefined && md5Hex(there) === partMd5) return plan.config;
+  const dot = partKey.lastIndexOf(".");
+  const unique = `${partKey.slice(0, dot)}-${partMd5.slice(0, 16)}${partKey.slice(dot)}`;
+  await store.put(unique, plan.blob);
+  const artefactParts = [...plan.config.artefactParts.slice(0, -1), unique];
+  return { ...plan.config, partKey: unique, artefactParts };
+}
+
+function conflictDelay(attempt: number): Promise<void> {
+  const ms = Math.min(200, 2 ** Math.min(attempt, 7)) * (0.5 + Math.random());
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
  * Seed 004 producer: publishes ONE row whose blob is the new part and whose configuration is the
  * cumulative head, so a crash at any point leaves the newest row a complete state. The blob is written
  * before the row is registered (an orphan blob is harmless; a row without its blob is not), and a
  * compaction registers the compacted row and supersedes every earlier row in one transaction.
+ *
+ * Registration is a compare-and-swap on the head row: a publisher whose head moved meanwhile plans again
+ * on the new head (up to `maxAttempts` times, then PublishConflict). A retry is idempotent: with its
+ * partIndex it gets that row back; with retryByContent, a part equal to the current row's own is that row.
  */
 export async function publishPart(o: PublishOptions): Promise<PublishResult> {
   checkOptions(o);
+  const attempts = o.maxAttempts ?? 100;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await publishOnce(o);
+    } catch (e) {
+      if (!(e instanceof PublishConflict) || attempt >= attempts) throw e;
+      await conflictDelay(attempt);
+    }
+  }
+}
+
+async function publishOnce(o: PublishOptions): Promise<PublishResult> {
   const now = (o.now ?? (() => new Date()))().toISOString();
   const target = await resolveTarget(o.registry, o.partIndex);
   const existing = target.existing;
+  if (
+    o.retryByContent &&
+    !existing &&
+    o.partIndex === undefined &&
+    target.base?.config.partMd5 === md5Hex(o.part)
+  ) {
+    // The current row's own blob is exactly this part: a retry of a publish that already landed.
+    return { row: target.base, created: false, compacted: false, rewritten: false };
+  }
   const plan = await planRow(o, target, existing?.config.createdAtUtc ?? now);
   o.onStep?.("planned");
   if (existing && existing.config.partMd5 === plan.config.partMd5) {
     // Same bytes as registered; the blob may still hold a crashed retry's different bytes, so check it.
-    const stored = await o.store.get(plan.config.partKey);
+    const stored = await o.store.get(existing.config.partKey);
     if (stored !== undefined && md5Hex(stored) === plan.config.partMd5) {
       return { row: existing, created: false, compacted: plan.compacted, rewritten: false };
     }
-    await o.store.put(plan.config.partKey, plan.blob);
+    await o.store.put(existing.config.partKey, plan.blob);
     return { row: existing, created: false, compacted: plan.compacted, rewritten: true };
   }
   const current = await o.registry.current();
@@ -210,30 +265,22 @@ export async function publishPart(o: PublishOptions): Promise<PublishResult> {
       "part-index",
     );
   }
-  await o.store.put(plan.config.partKey, plan.blob);
-  o.onStep?.("blob-written");
   if (existing) {
+    await o.store.put(plan.config.partKey, plan.blob);
+    o.onStep?.("blob-written");
     const { outputIdentifier: _id, ...patch } = plan.config;
     await o.registry.patch([{ outputIdentifier: existing.config.outputIdentifier, patch }]);
     o.onStep?.("registered");
     const row = { id: existing.id, config: plan.config };
     return { row, created: false, compacted: plan.compacted, rewritten: true };
   }
-  const patches = plan.compacted
-    ? await supersessionPatches(o.registry, plan.config.outputIdentifier, now)
-    : [];
-  const { row, created } = await o.registry.register(plan.config, patches);
-  if (!created && row.config.partMd5 !== plan.config.partMd5) {
-    // Registered meanwhile under the same identifier: the blob now holds our bytes, so the row follows.
-    const { outputIdentifier: _id, createdAtUtc: _at, ...patch } = plan.config;
-    await o.registry.patch([{ outputIdentifier: row.config.outputIdentifier, patch }]);
-    o.onStep?.("registered");
-    return {
-      row: { id: row.id, config: { ...row.config, ...patch } },
-      created,
-      compacted: plan.compacted,
-      rewritten: true,
-    };
+  const config = await placeBlob(o.store, plan);
+  o.onStep?.("blob-written");
+  const patches = plan.compacted ? await supersessionPatches(o.registry, config.outputIdentifier, now) : [];
+  const { row, created } = await o.registry.register(config, patches, target.base?.id ?? null);
+  if (!created && row.config.partMd5 !== config.partMd5) {
+    // Another publisher registered this index first with other bytes: plan again on the new head.
+    throw new PublishConflict(`${config.outputIdentifier} was registered by another publisher`);
   }
   o.onStep?.("registered");
   return { row, created, compacted: plan.compacted, rewritten: false };

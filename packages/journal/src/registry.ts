@@ -18,11 +18,15 @@ export interface JournalRegistry {
   find(outputIdentifier: string): Promise<JournalRow | undefined>;
   /**
    * Inserts `config` and applies `patches` in one transaction. Idempotent on outputIdentifier: when a
-   * row with it exists, that row is returned (created: false) and nothing is written.
+   * row with it exists, that row is returned (created: false) and nothing is written. With
+   * `expectedCurrentId` (the id of the row the new one builds on, null for none) the insert is a
+   * compare-and-swap on the head: when the current row is another one, nothing is written and the call
+   * throws PublishConflict, so two publishers never build on the same head.
    */
   register(
     config: JournalRowConfig,
     patches?: readonly RowPatch[],
+    expectedCurrentId?: number | null,
   ): Promise<{ row: JournalRow; created: boolean }>;
   /** Applies every patch in one transaction; the patched rows must exist. */
   patch(patches: readonly RowPatch[]): Promise<void>;

@@ -22,7 +22,10 @@ function crossKey(ok: boolean, pointer: string, message: string, where: string):
  * matches the index, and a live row carries no supersession. Used on everything read from a registry.
  */
 export function checkRowConfig(value: unknown, where: string): JournalRowConfig {
-  const c = validateJournalRow(value);
+  // JSON Schema has no bigint: an exact watermark beyond 2^53 is checked here and the rest by the schema.
+  const wide = isObject(value) && typeof value.watermark === "bigint" ? value.watermark : undefined;
+  const c = validateJournalRow(wide === undefined ? value : { ...(value as object), watermark: 0 });
+  if (wide !== undefined) c.watermark = exactId(wide);
   crossKey(
     c.outputIdentifier === outputIdentifierOf(c.partIndex),
     "/outputIdentifier",
@@ -44,4 +47,15 @@ export function checkRowConfig(value: unknown, where: string): JournalRowConfig 
     where,
   );
   return c;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** A source id as exactly as it came: a bigint only when a double could not hold it. */
+export function exactId(id: number | bigint): number | bigint {
+  if (typeof id === "number") return id;
+  const n = Number(id);
+  return Number.isSafeInteger(n) ? n : id;
 }

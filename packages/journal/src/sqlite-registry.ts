@@ -1,5 +1,6 @@
-import type { JournalRowConfig } from "@zarr-stream/spec";
+import { type JournalRowConfig, PublishConflict, parseJsonExact } from "@zarr-stream/spec";
 import Database from "better-sqlite3";
+import { stringify } from "lossless-json";
 import { JournalError } from "./errors.js";
 import type { JournalRegistry, RowPatch } from "./registry.js";
 import { checkRowConfig, type JournalRow } from "./row.js";
@@ -63,14 +64,26 @@ export class SqliteJournalRegistry implements JournalRegistry {
   async register(
     config: JournalRowConfig,
     patches: readonly RowPatch[] = [],
+    expectedCurrentId?: number | null,
   ): Promise<{ row: JournalRow; created: boolean }> {
     const checked = checkRowConfig(config, config.outputIdentifier);
     const run = this.db.transaction(() => {
       const existing = this.findSync(checked.outputIdentifier);
       if (existing) return { row: existing, created: false };
+      if (expectedCurrentId !== undefined) {
+        // BEGIN IMMEDIATE holds the write lock, so the head read here cannot move before COMMIT.
+        const head = this.db.prepare("SELECT id FROM journal_rows ORDER BY id DESC LIMIT 1").get() as
+          | { id: number }
+          | undefined;
+        if ((head?.id ?? null) !== expectedCurrentId) {
+          throw new PublishConflict(
+            `cannot register ${checked.outputIdentifier}: the head moved (row ${head?.id ?? "none"}, expected ${expectedCurrentId ?? "none"})`,
+          );
+        }
+      }
       const info = this.db
         .prepare("INSERT INTO journal_rows (output_identifier, config) VALUES (?, ?)")
-        .run(checked.outputIdentifier, JSON.stringify(checked));
+        .run(checked.outputIdentifier, stringify(checked)!);
       this.options.onTransactionStep?.("inserted");
       this.applyPatches(patches);
       this.options.onTransactionStep?.("patched");
@@ -111,7 +124,7 @@ export class SqliteJournalRegistry implements JournalRegistry {
         throw new JournalError(`cannot patch ${outputIdentifier}: outputIdentifier is immutable`, "registry");
       }
       const merged = checkRowConfig({ ...row.config, ...patch }, outputIdentifier);
-      update.run(JSON.stringify(merged), outputIdentifier);
+      update.run(stringify(merged)!, outputIdentifier);
     }
   }
 }
@@ -119,7 +132,7 @@ export class SqliteJournalRegistry implements JournalRegistry {
 function toRow(rec: RowRecord): JournalRow {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(rec.config);
+    parsed = parseJsonExact(rec.config, `registry row ${rec.id}`);
   } catch (cause) {
     throw new JournalError(`registry row ${rec.id}: configuration is not JSON`, "registry", { cause });
   }

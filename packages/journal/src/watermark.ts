@@ -1,23 +1,24 @@
 import { JournalError } from "./errors.js";
 import type { JournalRegistry } from "./registry.js";
+import { exactId } from "./row.js";
 
 /** Seed 004: coverage of a facet-filtered listing over its SinceId range, before exclusion. */
 export interface FacetCoverage {
   total: number;
   /** How many blobs in the range carry the facet (or true when all do). */
   complete: number | boolean;
-  maxId: number | null;
+  maxId: number | bigint | null;
 }
 
 export interface ParentListing {
   /** Ids of the blobs the filtered listing returned. */
-  ids: readonly number[];
+  ids: readonly (number | bigint)[];
   /** Absent when the API ignored the facet parameters (older Core): the listing is unfiltered. */
   facetCoverage?: FacetCoverage | null;
 }
 
 export interface WatermarkDecision {
-  watermark: number | null;
+  watermark: number | bigint | null;
   /** The listing returned blobs: publish a part carrying `watermark`. */
   publish: boolean;
   /** Nothing to publish but the watermark moved: patch the current row forward. */
@@ -33,27 +34,35 @@ function isComplete(c: FacetCoverage): boolean {
  * (blobs excluded above it are known not to match), to the listing's maxId. An empty filtered listing
  * moves the watermark without publishing, so Core does not schedule a no-op task per tick.
  */
-export function nextWatermark(current: number | null, listing: ParentListing): WatermarkDecision {
+export function nextWatermark(current: number | bigint | null, listing: ParentListing): WatermarkDecision {
   for (const id of listing.ids) {
-    if (!Number.isFinite(id)) throw new JournalError(`listing id ${id} is not a number`, "argument");
+    if (typeof id !== "bigint" && !Number.isFinite(id))
+      throw new JournalError(`listing id ${id} is not a number`, "argument");
   }
   const candidates = [...listing.ids];
   if (current !== null) candidates.push(current);
   const coverage = listing.facetCoverage;
   if (coverage && coverage.maxId !== null && isComplete(coverage)) candidates.push(coverage.maxId);
-  const watermark = candidates.reduce<number | null>((a, b) => (a === null || b > a ? b : a), null);
+  // Ids beyond 2^53 come as bigints; < and > compare bigints and numbers exactly.
+  const top = candidates.reduce<number | bigint | null>((a, b) => (a === null || b > a ? b : a), null);
+  const watermark = top === null ? null : exactId(top);
   const publish = listing.ids.length > 0;
   return { watermark, publish, patch: !publish && watermark !== current };
 }
 
-/** Applies an empty listing's decision: patches the current row's watermark without publishing. */
+/**
+ * Applies an empty listing's decision: patches the current row's watermark without publishing. The
+ * returned `patch` says whether a patch was saved (never when no row exists yet).
+ */
 export async function advanceWatermark(
   registry: JournalRegistry,
   listing: ParentListing,
 ): Promise<WatermarkDecision> {
   const current = await registry.current();
   const decision = nextWatermark(current?.config.watermark ?? null, listing);
-  if (decision.patch && current) {
+  // With no row there is nothing to patch: the watermark travels with the first published part instead.
+  if (!current) return { ...decision, patch: false };
+  if (decision.patch) {
     await registry.patch([
       { outputIdentifier: current.config.outputIdentifier, patch: { watermark: decision.watermark } },
     ]);

@@ -1,5 +1,6 @@
 import { SchemaError } from "./errors.js";
-import { formatFloat, pythonFloatRepr } from "./float.js";
+import { IntegralFloat } from "./exact-json.js";
+import { pythonFloatRepr } from "./float.js";
 import { pointerToken } from "./validate.js";
 
 /**
@@ -73,7 +74,7 @@ function utf8String(s: string, pointer: string, documentName: string): string {
 interface Style {
   documentName: string;
   string(s: string, pointer: string): string;
-  /** A number that is not an integer value. */
+  /** A number that is not an integer value, or an IntegralFloat's value. */
   float(n: number, pointer: string): string;
 }
 
@@ -109,6 +110,7 @@ function write(value: unknown, pointer: string, style: Style, depth: number): st
         ? integerText(value, pointer, style.documentName)
         : style.float(value, pointer);
     case "object": {
+      if (value instanceof IntegralFloat) return style.float(value.value, pointer);
       if (Array.isArray(value)) {
         const parts = value.map((item, i) => write(item, `${pointer}/${i}`, style, depth + 1));
         return `[${parts.join(",")}]`;
@@ -163,8 +165,9 @@ export function canonicalJson(value: unknown): string {
 /**
  * The control-plane canonical form (seed 003 identity hash): sorted keys, compact separators, raw UTF-8
  * (Python `ensure_ascii=False`), floats as Python's repr. A JS number cannot say whether it was a float,
- * so an integral value always prints as an integer (`1724000000`, where Python would print a float as
- * `1724000000.0`); callers hashing Python-produced float timestamps must account for that.
+ * so an integral number prints as an integer; an IntegralFloat (parseJsonExact keeps `1.0` as one) prints
+ * as Python's float (`1.0`), and a bigint as its exact digits, so documents read from Python-written
+ * files print back to Python's bytes.
  */
 export function canonicalJsonUtf8(value: unknown): string {
   const documentName = "canonical JSON (UTF-8)";
@@ -175,7 +178,11 @@ export function canonicalJsonUtf8(value: unknown): string {
       documentName,
       string: (s, pointer) => utf8String(s, pointer, documentName),
       float: (n, pointer) => {
-        formatFloat(n, pointer || "/"); // same refusals (NaN, ±Infinity)
+        // Python prints -0.0 as such, so only the non-JSON values are refused.
+        if (!Number.isFinite(n)) {
+          const at = pointer || "/";
+          throw new SchemaError(`${documentName}: ${at}: ${n} is not JSON`, at, documentName);
+        }
         return pythonFloatRepr(n);
       },
     },

@@ -122,3 +122,22 @@ export class StoreExists extends ProtocolError {
     super(message);
   }
 }
+
+/**
+ * A claim this process acquired is no longer its own (cleared by recovery and perhaps taken by another
+ * owner): the holder must stop before its next commit. `domain` is the full product:category:name.
+ */
+export class ClaimLost extends ZarrStreamError {
+  override name = "ClaimLost";
+  constructor(
+    message: string,
+    readonly domain: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A compare-and-swap on a shared head (a journal head row) found another writer's update first. */
+export class PublishConflict extends ZarrStreamError {
+  override name = "PublishConflict";
+}

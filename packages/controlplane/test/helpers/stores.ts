@@ -16,6 +16,11 @@ export class TextMemoryStore extends MemoryStore {
     if (created) this.#shadow.set(key, bytes.slice());
     return created;
   }
+  override async putIfVersion(key: string, bytes: Uint8Array, expected: string | null) {
+    const version = await super.putIfVersion(key, bytes, expected);
+    if (version !== undefined) this.#shadow.set(key, bytes.slice());
+    return version;
+  }
   override async delete(key: string): Promise<void> {
     await super.delete(key);
     this.#shadow.delete(key);
@@ -30,6 +35,16 @@ export class TextMemoryStore extends MemoryStore {
     void super.put(key, bytes);
     this.#shadow.set(key, bytes);
   }
+}
+
+/** An observer whose waits move a manual clock, so claim observation windows pass instantly in tests. */
+export function manualObserver(clock: ReturnType<typeof manualClock>) {
+  return {
+    now: clock,
+    sleep: async (s: number) => {
+      clock.advance(s);
+    },
+  };
 }
 
 /** A clock the test moves by hand. */

@@ -28,8 +28,8 @@ export interface JournalRowConfig {
   /** Compaction threshold; 0 disables compaction. */
   maxParts: number;
   journalCompactionCount: number;
-  /** Highest source id covered by this state, or null before the first listing. */
-  watermark: number | null;
+  /** Highest source id covered by this state, or null before the first listing; a bigint beyond 2^53. */
+  watermark: number | bigint | null;
   artefactState: "live" | "superseded";
   retentionEligible: boolean;
   supersededAtUtc: string | null;

@@ -1,0 +1,17 @@
+import { ProtocolError } from "@zarr-stream/spec";
+import type { Store } from "@zarr-stream/store";
+
+export type Versioned = { bytes: Uint8Array; version: string };
+
+/** The store's conditional reads and writes; documents that are fenced or repaired need them. */
+export function cas(store: Store) {
+  const { getVersioned, putIfVersion } = store;
+  if (!getVersioned || !putIfVersion) {
+    throw new ProtocolError(`store ${store.url} has no conditional writes (getVersioned/putIfVersion)`);
+  }
+  return {
+    get: (key: string): Promise<Versioned | undefined> => getVersioned.call(store, key),
+    put: (key: string, bytes: Uint8Array, expected: string | null): Promise<string | undefined> =>
+      putIfVersion.call(store, key, bytes, expected),
+  };
+}
