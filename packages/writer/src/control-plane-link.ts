@@ -280,6 +280,11 @@ export class ControlPlaneLink {
     }
   }
 
+  /** Throws ClaimLost once recovery cleared (or another process took) a claim of this writer. */
+  async assertClaimsHeld(): Promise<void> {
+    for (const c of this.claims) await this.cp.assertClaimHeld(c);
+  }
+
   /** close: run_completed (owner), claims released. */
   async complete(): Promise<void> {
     await this.finish(async () => {

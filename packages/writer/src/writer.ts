@@ -10,6 +10,7 @@ import {
 import { allocTyped, copyStrided, encodeShard, parseArrayZarrJson, shardKey } from "@zarr-stream/shard";
 import {
   type BlobScope,
+  ClaimLost,
   COMMIT_TOKEN_SCHEMA,
   CommitError,
   type CommitReceipt,
@@ -960,6 +961,7 @@ export class ZarrStreamWriter {
     });
     const next = applyCommit(state, verified, this.shardT);
     checkBlobRecords(next, verified.blobs);
+    await this.assertClaimsHeld();
     if (next.nCommitted !== state.nCommitted) {
       await this.commits.assertUnchanged();
       await writeTimeShapes(this.putObject, this.plans, next.nCommitted, this.zarrJson);
@@ -977,6 +979,16 @@ export class ZarrStreamWriter {
 
   private readonly putObject = (key: string, bytes: Uint8Array) => this.objects.put(key, bytes);
 
+  /** Under a control plane: a writer whose claim was cleared or taken stops before it writes metadata. */
+  private async assertClaimsHeld(): Promise<void> {
+    try {
+      await this.link?.assertClaimsHeld();
+    } catch (err) {
+      if (err instanceof ClaimLost) this.objects.fence(err.domain, `claim ${err.domain} was lost`);
+      throw err;
+    }
+  }
+
   /**
    * Writes the manifest of `state` (the commit point); only then is `state` this writer's committed state.
    * `carried` are the tokens the commit carries, so a retry of the same call can be recognised.
@@ -986,6 +998,7 @@ export class ZarrStreamWriter {
     carried?: CommitToken[],
   ): Promise<OutputManifest> {
     const write = this.manifestWrite(state, carried);
+    await this.assertClaimsHeld();
     await this.commits.write(write);
     this.committed = state;
     this.manifest = write.manifest;

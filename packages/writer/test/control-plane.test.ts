@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { ClaimConflict, ControlPlane, ResolvedIndexConflict } from "@zarr-stream/controlplane";
-import type { StreamSchema } from "@zarr-stream/spec";
+import { ClaimLost, Fenced, type StreamSchema } from "@zarr-stream/spec";
 import { MemoryStore, type Store } from "@zarr-stream/store";
 import { type WriterOptions, ZarrStreamWriter } from "../src/index.js";
 import { gridSchema, recordArrays } from "./helpers.js";
@@ -164,5 +164,21 @@ describe("the writer under the .firecube control plane", () => {
     assert.ok(ev.includes("run_started_with_replacement"));
     assert.ok(ev.includes("replacement_committed"));
     assert.deepEqual(coverage(await projectedSpans(s2)), [0, 1, 2, 3, 4]);
+  });
+
+  it("a writer whose claim recovery cleared stops with ClaimLost before its next commit, writing nothing", async () => {
+    const store = new MemoryStore();
+    const schema = gridSchema();
+    const w = await ZarrStreamWriter.create(store, schema, { kind: "single" }, {}, cp("a"));
+    await w.writeRecord(1, recordArrays(schema, 0, {}));
+    await w.flush();
+    const plane = await ControlPlane.open(store, { product: "DEMO" });
+    for (const c of await plane.listClaims()) await plane.clearClaim(c.claim.domain, { force: true });
+    await plane.close();
+    await w.writeRecord(2, recordArrays(schema, 1, {}));
+    const before = await store.get("output_manifest.json");
+    await assert.rejects(w.flush(), ClaimLost);
+    assert.deepEqual(await store.get("output_manifest.json"), before, "no commit after the claim was lost");
+    await assert.rejects(w.writeRecord(3, recordArrays(schema, 2, {})), Fenced, "the handle stays stopped");
   });
 });
