@@ -61,7 +61,11 @@ export interface ExpectedRecord {
   index: number;
   /** Generator record whose values the committed record holds. */
   r: number;
-  /** Required in append mode; indexed mode takes times[index]. */
+  /**
+   * Append mode: optional. When absent it is the t of the case's write_record ops (those without
+   * expect_error) that write generator record r, which must agree; when present it must be one of them.
+   * Indexed mode takes times[index].
+   */
   t?: number;
   /** Indexed mode: how many times the record has been committed. */
   generation?: number;
@@ -253,7 +257,11 @@ export const conformanceCorpusJsonSchema = {
                   properties: {
                     index: nonNegativeInt,
                     r: nonNegativeInt,
-                    t: { type: "number" },
+                    t: {
+                      type: "number",
+                      description:
+                        "Optional (seed §10 lists only index and r). Append mode: when absent, the t of the case's write_record ops without expect_error that write generator record r (they must agree); when present, it must be one of them. Indexed mode: times[index].",
+                    },
                     generation: nonNegativeInt,
                   },
                   required: ["index", "r"],
