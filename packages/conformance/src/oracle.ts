@@ -50,5 +50,6 @@ export function oracleDump(c: ConformanceCase): ConformanceDump {
     records,
     statics,
     blobs: [...expect.blobs].sort(compareDumpBlobs),
+    ...(expect.manifest === undefined ? {} : { manifest: structuredClone(expect.manifest) }),
   };
 }
