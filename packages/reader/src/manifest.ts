@@ -7,6 +7,7 @@ import {
   validateOutputManifest,
 } from "@zarr-stream/spec";
 import type { Store } from "@zarr-stream/store";
+import { normalizePythonV1Spelling } from "./python-v1-spelling.js";
 
 export const MANIFEST_KEY = "output_manifest.json";
 
@@ -19,11 +20,14 @@ export function parseJsonObject(bytes: Uint8Array, key: string): unknown {
   }
 }
 
-/** Seed §7: the v1 or v2 manifest, validated against its pinned label. */
+/**
+ * Seed §7: the v1 or v2 manifest, validated against its pinned label. A v1 manifest in EarthSciIO's
+ * Python spelling is read in the contract's spelling (python-v1-spelling.ts).
+ */
 export async function readOutputManifest(store: Store): Promise<OutputManifest> {
   const bytes = await store.get(MANIFEST_KEY);
   if (bytes === undefined) throw new StoreError(`no ${MANIFEST_KEY} in ${store.url}`, MANIFEST_KEY);
-  return validateOutputManifest(parseJsonObject(bytes, MANIFEST_KEY));
+  return validateOutputManifest(normalizePythonV1Spelling(parseJsonObject(bytes, MANIFEST_KEY)));
 }
 
 /** The manifest, or undefined when the store has none yet (a v1 store before its first commit). */
@@ -40,8 +44,10 @@ export async function readManifestVersioned(
   store: Store,
 ): Promise<{ manifest: OutputManifest; tag: string | null } | undefined> {
   if (!store.getVersioned) {
-    const manifest = await readOutputManifestIfPresent(store);
-    return manifest && { manifest, tag: null };
+    // Writers read the manifest as stored: the Python v1 spelling is not normalised here (see above).
+    const bytes = await store.get(MANIFEST_KEY);
+    if (bytes === undefined) return undefined;
+    return { manifest: validateOutputManifest(parseJsonObject(bytes, MANIFEST_KEY)), tag: null };
   }
   const got = await store.getVersioned(MANIFEST_KEY);
   if (got === undefined) return undefined;
