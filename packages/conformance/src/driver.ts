@@ -41,6 +41,8 @@ export interface RunCaseOptions {
    * instead of ours; their write_record, flush, close and drop go to it, and their tokens to our owner.
    */
   external?: { handles: string[]; start: (storeRoot: string) => ExternalContributor };
+  /** Called with every token a flush returns (e.g. to validate the wire documents elsewhere). */
+  onToken?: (token: CommitToken, writer: string) => void;
 }
 
 /** The committed state as a reader sees it, for checking that a refused op changed nothing. */
@@ -175,6 +177,7 @@ async function execute(
     case "flush": {
       const h = handleOf(state, op);
       const token = h.external ? await h.external.flush() : await ours(h).flush();
+      opts.onToken?.(token, op.writer);
       if (op.token !== undefined) state.tokens.set(op.token, token);
       return;
     }
