@@ -255,9 +255,12 @@ class Contributor:
     def _shard_keys(self, v: dict[str, Any], shard: int) -> list[str]:
         ranges = []
         for d in v["dims"]:
+            if d == self.time_dim:
+                ranges.append([shard])
+                continue
             sh = self.m["shard_shape"][d]
-            start, stop = (shard * sh, shard * sh + 1) if d == self.time_dim else self._box(d)
-            ranges.append([shard] if d == self.time_dim else range(start // sh, math.ceil(stop / sh)))
+            start, stop = self._box(d)
+            ranges.append(range(start // sh, math.ceil(stop / sh)))
         return [f"{v['name']}/c/" + "/".join(map(str, idx)) for idx in product(*ranges)]
 
 

@@ -5,7 +5,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { type ConformanceCase, type ConformanceDump, validateCommitToken } from "@zarr-stream/spec";
+import {
+  type CommitToken,
+  type ConformanceCase,
+  type ConformanceDump,
+  validateCommitToken,
+} from "@zarr-stream/spec";
 import { FsStore } from "@zarr-stream/store";
 import {
   BUNDLED_CORPUS,
@@ -41,11 +46,17 @@ function contributors(c: ConformanceCase): string[] {
 }
 
 /** The case with `python` handles run by contributor.py (zarr-python); every other writer is ours. */
-async function run(c: ConformanceCase, python: string[], dir: string): Promise<ConformanceDump> {
+async function run(
+  c: ConformanceCase,
+  python: string[],
+  dir: string,
+  tokens: [string, CommitToken][] = [],
+): Promise<ConformanceDump> {
   if (python.length > 0 && !existsSync(VENV_PYTHON)) assert.fail(`${VENV_PYTHON} is missing`);
   const store = new FsStore(dir);
   let started = 0;
   await runCase(c, store, {
+    onToken: (t, writer) => tokens.push([writer, t]),
     external: {
       handles: python,
       start: (root) => {
@@ -54,7 +65,8 @@ async function run(c: ConformanceCase, python: string[], dir: string): Promise<C
       },
     },
   });
-  assert.equal(started, python.length, "one Python process per Python contributor");
+  const joins = c.ops.filter((o) => o.op === "join" && python.includes(o.writer)).length;
+  assert.equal(started, joins, "one Python process per join of a Python contributor");
   return dumpStore(store, c.name);
 }
 
@@ -84,13 +96,60 @@ describe("open question 4: mixed-language multi-writer (TypeScript owner, Python
         const c = findCase(corpus, name);
         const python = contributors(c);
         assert.ok(python.length > 0);
-        const ts = await run(c, [], join(out, name, "ts"));
-        const mixed = await run(c, python, join(out, name, "mixed"));
+        const tsTokens: [string, CommitToken][] = [];
+        const mixedTokens: [string, CommitToken][] = [];
+        const ts = await run(c, [], join(out, name, "ts"), tsTokens);
+        const mixed = await run(c, python, join(out, name, "mixed"), mixedTokens);
         assert.deepEqual(compareDump(asExpected(ts), mixed), []);
         assert.deepEqual(compareDump(oracleDump(c), mixed), []);
+        // The Python contributors' tokens are the very documents ours hand over (records, region, objects).
+        assert.ok(mixedTokens.length > 0);
+        assert.deepEqual(mixedTokens, tsTokens);
       },
     );
   }
+
+  test(
+    "a Python contributor that joins mid time shard reloads the committed records it rewrites (seed §5.4)",
+    { skip: pythonSkip() },
+    async () => {
+      const base = findCase(corpus, "contributor-close-unflushed");
+      const w = (writer: string, t: number, r: number) => ({ op: "write_record" as const, writer, t, r });
+      const c: ConformanceCase = {
+        name: "python-rejoin-mid-shard",
+        schema: base.schema,
+        ops: [
+          { op: "create", writer: "w0", role: { owner: 2 }, region: { lat: [0, 2] } },
+          { op: "join", writer: "w1", role: { contributor: 1 }, region: { lat: [2, 4] } },
+          w("w0", 0, 0),
+          w("w1", 0, 0),
+          { op: "flush", writer: "w0", token: "o" },
+          { op: "flush", writer: "w1", token: "a" },
+          { op: "commit", writer: "w0", tokens: ["o", "a"] },
+          // A crash of the Python process: the new one must load record 0 of the open time shard.
+          { op: "drop", writer: "w1" },
+          { op: "join", writer: "w1", role: { contributor: 1 }, region: { lat: [2, 4] } },
+          w("w0", 3600, 1),
+          w("w1", 3600, 1),
+          w("w0", 7200, 2),
+          w("w1", 7200, 2),
+          { op: "flush", writer: "w1", token: "b" },
+          { op: "close", writer: "w0", tokens: ["b"] },
+        ],
+        expect: {
+          manifest_schema: "earthsciio/output-manifest/v2",
+          commit_seq: 2,
+          records: [0, 1, 2].map((i) => ({ index: i, r: i })),
+          statics: [],
+          blobs: [],
+        },
+      };
+      const ts = await run(c, [], join(out, c.name, "ts"));
+      const mixed = await run(c, ["w1"], join(out, c.name, "mixed"));
+      assert.deepEqual(compareDump(oracleDump(c), ts), []);
+      assert.deepEqual(compareDump(asExpected(ts), mixed), []);
+    },
+  );
 
   test(
     "region-tiling with Python and TypeScript contributors interleaved (w1, w3 Python; w2 ours)",
