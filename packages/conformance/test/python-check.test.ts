@@ -252,6 +252,30 @@ describe("§10 conformance/crosscheck_write_v2.py: the check in Python agrees wi
   );
 
   test(
+    "§10 zstream conformance crosscheck --python runs the Python check on every reader's dumps and requires our lines",
+    { skip: pythonSkip() },
+    async () => {
+      const few = {
+        ...corpus,
+        cases: corpus.cases.filter((c) =>
+          ["dtypes", "statics-and-blobs", "manifest-v1-compat"].includes(c.name),
+        ),
+      };
+      const dir = join(out, "cli");
+      const file = join(out, "few.json");
+      await writeFile(file, JSON.stringify(few));
+      const lines: string[] = [];
+      const io = { stdout: (l: string) => lines.push(l), stderr: (l: string) => lines.push(`stderr: ${l}`) };
+      const code = await runConformanceCli(
+        ["crosscheck", "--corpus", file, "--out", dir, "--python", VENV_PYTHON],
+        io,
+      );
+      assert.equal(code, 0, lines.join("\n"));
+      assert.equal(lines.at(-1), "crosscheck_write_v2.py agrees on all 15 dumps");
+    },
+  );
+
+  test(
     "§10 property: the Python check prints numbers exactly as JavaScript does (Number to String)",
     { skip: pythonSkip() },
     () => {
