@@ -110,11 +110,20 @@ describe("EarthSciIO's Python v1 manifest spelling (read-only normalisation)", (
     const before = await store.get("output_manifest.json");
     await readOutputManifest(store);
     assert.deepEqual(await store.get("output_manifest.json"), before);
-    await assert.rejects(readManifestVersioned(store), SchemaError);
+    await assert.rejects(
+      readManifestVersioned(store),
+      /Python spelling: zarr-stream reads such stores but does not write/,
+    );
     const unversioned = { ...store, url: store.url, getVersioned: undefined } as unknown as MemoryStore;
     for (const k of ["get", "size", "getRange", "getSuffix"] as const)
       (unversioned as unknown as Record<string, unknown>)[k] = store[k].bind(store);
     await assert.rejects(readManifestVersioned(unversioned), SchemaError);
+    // A Julia/Rust-spelled v1 manifest still opens for writers.
+    await store.put(
+      "output_manifest.json",
+      new TextEncoder().encode(JSON.stringify(normalizePythonV1Spelling(PYTHON_MANIFEST))),
+    );
+    assert.equal((await readManifestVersioned(store))?.manifest.n_records, 3);
   });
 
   it("refuses a manifest that spells one field both ways, naming the field", () => {
