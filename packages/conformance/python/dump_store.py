@@ -136,6 +136,7 @@ def dump(reader: str, root: Path, case: str, writer: str = WRITER) -> dict[str, 
         "records": records,
         "statics": statics,
         "blobs": blobs,
+        "manifest": m,
     }
 
 

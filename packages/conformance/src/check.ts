@@ -1,4 +1,10 @@
-import { type ConformanceDump, type DumpArray, type ExpectedBlob, itemSize } from "@zarr-stream/spec";
+import {
+  type ConformanceDump,
+  type DumpArray,
+  type ExpectedBlob,
+  itemSize,
+  MANIFEST_FIELDS_NOT_COMPARED,
+} from "@zarr-stream/spec";
 import { elementText, fromBase64 } from "./bytes.js";
 import { compareDumpBlobs } from "./oracle.js";
 
@@ -41,6 +47,43 @@ export function compareArray(expected: DumpArray, actual: DumpArray): string | u
 function blobText(b: ExpectedBlob): string {
   const scope = b.scope === "static" ? "static" : `record ${b.scope.record}`;
   return `${scope}/writer ${b.writer}/${b.key}`;
+}
+
+/** JSON equality as a JSON parser sees it: numbers by value, objects regardless of key order. */
+function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a === null || b === null || typeof a !== "object" || typeof b !== "object") return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    const bs = b as unknown[];
+    return a.length === bs.length && a.every((x, i) => jsonEqual(x, bs[i]));
+  }
+  const ak = Object.keys(a);
+  const bo = b as Record<string, unknown>;
+  return (
+    ak.length === Object.keys(bo).length &&
+    ak.every((k) => Object.hasOwn(bo, k) && jsonEqual((a as Record<string, unknown>)[k], bo[k]))
+  );
+}
+
+/** The manifest field by field against the expected one (whose created_at and base_url are left out). */
+function compareManifest(
+  expected: Record<string, unknown>,
+  actual: Record<string, unknown> | undefined,
+): string[] {
+  if (actual === undefined) return ["manifest: not in the dump"];
+  const out: string[] = [];
+  for (const [k, e] of Object.entries(expected)) {
+    if (!Object.hasOwn(actual, k)) out.push(`manifest ${k}: missing, expected ${JSON.stringify(e)}`);
+    else if (!jsonEqual(actual[k], e)) {
+      out.push(`manifest ${k}: ${JSON.stringify(actual[k])}, expected ${JSON.stringify(e)}`);
+    }
+  }
+  const skipped = new Set<string>(MANIFEST_FIELDS_NOT_COMPARED);
+  for (const k of Object.keys(actual)) {
+    if (!Object.hasOwn(expected, k) && !skipped.has(k)) out.push(`manifest ${k}: unexpected field`);
+  }
+  return out;
 }
 
 /**
@@ -93,5 +136,6 @@ export function compareDump(expected: ConformanceDump, dump: ConformanceDump): s
     if (a === undefined) out.push(`blob ${k}: not committed`);
     else if (a !== hex) out.push(`blob ${k}: bytes ${a}, expected ${hex}`);
   }
+  if (expected.manifest !== undefined) out.push(...compareManifest(expected.manifest, dump.manifest));
   return out;
 }

@@ -13,7 +13,7 @@ import { findCase, loadCorpus } from "./corpus.js";
 import { runCase } from "./driver.js";
 import { dumpStore } from "./dump.js";
 import { oracleDump } from "./oracle.js";
-import { PYTHON_READERS, runPythonReader } from "./python-readers.js";
+import { PYTHON_READERS, runPythonCheck, runPythonReader } from "./python-readers.js";
 import { dumpWithZarrita } from "./zarrita-dump.js";
 
 export interface CliIO {
@@ -35,7 +35,8 @@ const USAGE = `usage:
       compare each dump with the oracle bitwise; one line per dump; exit 0 only if all match
   zstream-conformance crosscheck --corpus FILE --out DIR [--python PATH]
       write, dump with every reader (zarr-stream-ts, zarrita; with --python also zarr-python,
-      tensorstore, earthsciio), then check every dump`;
+      tensorstore, earthsciio), then check every dump; with --python the Python check
+      (crosscheck_write_v2.py) must print the same lines`;
 
 class UsageError extends Error {}
 
@@ -118,8 +119,13 @@ function summary(mismatches: string[]): string {
   return mismatches.length > 5 ? `${shown}; and ${mismatches.length - 5} more` : shown;
 }
 
-/** One line per dump file; returns how many did not match the oracle. */
-async function checkDumps(corpus: ConformanceCorpus, files: string[], io: CliIO): Promise<number> {
+/** One line per dump file (printed and returned); counts the dumps that did not match the oracle. */
+async function checkDumps(
+  corpus: ConformanceCorpus,
+  files: string[],
+  io: CliIO,
+): Promise<{ failed: number; lines: string[] }> {
+  const lines: string[] = [];
   let failed = 0;
   for (const file of files) {
     let line: string;
@@ -137,8 +143,9 @@ async function checkDumps(corpus: ConformanceCorpus, files: string[], io: CliIO)
       line = `FAIL ${file}: ${e.name}: ${e.message}`;
     }
     io.stdout(line);
+    lines.push(line);
   }
-  return failed;
+  return { failed, lines };
 }
 
 async function checkCommand(args: string[], io: CliIO): Promise<number> {
@@ -149,7 +156,7 @@ async function checkCommand(args: string[], io: CliIO): Promise<number> {
   });
   const corpus = await loadCorpus(required(values, "corpus"));
   if (positionals.length === 0) throw new UsageError("check needs at least one dump file");
-  return (await checkDumps(corpus, positionals, io)) === 0 ? 0 : 1;
+  return (await checkDumps(corpus, positionals, io)).failed === 0 ? 0 : 1;
 }
 
 /**
@@ -161,7 +168,8 @@ async function crosscheckCommand(args: string[], io: CliIO): Promise<number> {
     args,
     options: { corpus: { type: "string" }, out: { type: "string" }, python: { type: "string" } },
   });
-  const corpus = await loadCorpus(required(values, "corpus"));
+  const corpusPath = required(values, "corpus");
+  const corpus = await loadCorpus(corpusPath);
   const out = required(values, "out");
   const { ok, failed } = await writeCases(corpus.cases, out, io);
   const dumps = ok.map((c) => join(out, c.name, "dump.json"));
@@ -187,11 +195,23 @@ async function crosscheckCommand(args: string[], io: CliIO): Promise<number> {
       }
     }
   }
-  const mismatched = await checkDumps(corpus, dumps, io);
+  const { failed: mismatched, lines } = await checkDumps(corpus, dumps, io);
   io.stdout(
     `${dumps.length - mismatched} of ${dumps.length} dumps match the oracle; ${failed} cases failed to run`,
   );
-  return failed + readerFailures + mismatched === 0 ? 0 : 1;
+  let disagreements = 0;
+  if (values.python !== undefined) {
+    // The Python check (what other bindings run) must print exactly our lines.
+    const py = await runPythonCheck(values.python, corpusPath, dumps);
+    disagreements =
+      lines.filter((l, i) => py.lines[i] !== l).length + Math.max(0, py.lines.length - lines.length);
+    io.stdout(
+      disagreements === 0
+        ? `crosscheck_write_v2.py agrees on all ${dumps.length} dumps`
+        : `FAIL crosscheck_write_v2.py disagrees on ${disagreements} of ${dumps.length} dumps ${py.stderr.trim()}`,
+    );
+  }
+  return failed + readerFailures + mismatched + disagreements === 0 ? 0 : 1;
 }
 
 /**

@@ -4,6 +4,7 @@ import {
   type ConformanceCorpus,
   type CorpusRole,
   type CorpusSchema,
+  type ExpectedRecord,
   type Role,
   SchemaError,
   type StreamSchema,
@@ -28,6 +29,34 @@ export function indexedTimes(schema: CorpusSchema): number[] | undefined {
   return schema.time_mode === "append" ? undefined : schema.time_mode.indexed.times;
 }
 
+/**
+ * The t each generator record r is written with by the case's write_record ops that must succeed (an op
+ * with expect_error is refused, so its t never reaches the store).
+ */
+function appendTimesByRecord(c: ConformanceCase): Map<number, Set<number>> {
+  const byR = new Map<number, Set<number>>();
+  for (const op of c.ops) {
+    if (op.op !== "write_record" || op.expect_error !== undefined) continue;
+    const set = byR.get(op.r) ?? new Set<number>();
+    set.add(op.t);
+    byR.set(op.r, set);
+  }
+  return byR;
+}
+
+/**
+ * The t of an expected record. Indexed mode: times[index]. Append mode: the record's own `t` when the case
+ * gives it, else the t of the write_record ops that write its generator record r (seed §10 lists only the
+ * index and r; the ops already carry t). parseCorpus has checked that this is defined and unambiguous.
+ */
+export function expectedTime(c: ConformanceCase, rec: ExpectedRecord): number {
+  const times = indexedTimes(c.schema);
+  if (times !== undefined) return times[rec.index]!;
+  if (rec.t !== undefined) return rec.t;
+  const written = appendTimesByRecord(c).get(rec.r);
+  return written !== undefined && written.size === 1 ? [...written][0]! : Number.NaN;
+}
+
 function fail(c: string, pointer: string, reason: string): never {
   const at = `/cases/${c}${pointer}`;
   throw new SchemaError(
@@ -35,6 +64,37 @@ function fail(c: string, pointer: string, reason: string): never {
     at,
     "earthsciio/write-conformance-spec/v2",
   );
+}
+
+/** Bitwise, so that -0 and 0 differ as they do in a dump. */
+function sameFloat(a: number, b: number): boolean {
+  return Object.is(a, b);
+}
+
+/** An append record's t: derived from the ops when absent (and then unambiguous), equal to them when given. */
+function checkAppendTime(
+  c: ConformanceCase,
+  rec: ExpectedRecord,
+  i: number,
+  byR: Map<number, Set<number>>,
+): void {
+  const written = [...(byR.get(rec.r) ?? [])];
+  const at = `/expect/records/${i}`;
+  if (rec.t === undefined) {
+    if (written.length === 0)
+      fail(c.name, at, `no write_record op writes generator record ${rec.r}, so the case must give t`);
+    if (written.length > 1) {
+      fail(c.name, at, `write_record ops write generator record ${rec.r} at t ${written.join(", ")}: give t`);
+    }
+    return;
+  }
+  if (written.length > 0 && !written.some((t) => sameFloat(t, rec.t!))) {
+    fail(
+      c.name,
+      `${at}/t`,
+      `t ${rec.t} is not a t that write_record ops write generator record ${rec.r} with`,
+    );
+  }
 }
 
 /** What the JSON Schema cannot say: the oracle must be computable from `expect` alone. */
@@ -45,12 +105,12 @@ function checkCase(c: ConformanceCase): void {
     fail(c.name, "/schema", (err as Error).message);
   }
   const times = indexedTimes(c.schema);
+  const byR = appendTimesByRecord(c);
   const seen = new Set<number>();
   c.expect.records.forEach((r, i) => {
     if (seen.has(r.index)) fail(c.name, `/expect/records/${i}`, `record ${r.index} listed twice`);
     seen.add(r.index);
-    if (times === undefined && r.t === undefined)
-      fail(c.name, `/expect/records/${i}`, "an append case must give t");
+    if (times === undefined) checkAppendTime(c, r, i, byR);
     if (times !== undefined && r.index >= times.length) {
       fail(c.name, `/expect/records/${i}`, `index ${r.index} is outside the ${times.length} indexed records`);
     }

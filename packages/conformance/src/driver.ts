@@ -7,16 +7,19 @@ import {
   SchemaError,
   ZarrStreamError,
 } from "@zarr-stream/spec";
-import { type Store, snapshotStore } from "@zarr-stream/store";
+import { FsStore, type Store, snapshotStore } from "@zarr-stream/store";
 import { type WriterOptions, ZarrStreamWriter } from "@zarr-stream/writer";
 import { fromHex } from "./bytes.js";
 import { indexedTimes, roleOf, streamSchemaOf } from "./corpus.js";
 import { dumpStore } from "./dump.js";
 import { ConformanceFailure } from "./errors.js";
 import { generated, recordArraysFor } from "./generate.js";
+import type { ExternalContributor } from "./python-contributor.js";
 
 interface Handle {
-  writer: ZarrStreamWriter;
+  /** Ours, or (external) a contributor of another binding. */
+  writer?: ZarrStreamWriter;
+  external?: ExternalContributor;
   /** The region as the op named it: its keys are the writer's region dims. */
   region: Region;
   role: Role;
@@ -26,11 +29,20 @@ interface CaseState {
   store: Store;
   handles: Map<string, Handle>;
   tokens: Map<string, CommitToken>;
+  /** Every external contributor started, ended when the case ends. */
+  externals: ExternalContributor[];
 }
 
 export interface RunCaseOptions {
   /** Writer options for create/join/resume (tests pin the clock). */
   writer?: WriterOptions;
+  /**
+   * Handles whose join starts a contributor of another binding (e.g. Python) on the store's directory
+   * instead of ours; their write_record, flush, close and drop go to it, and their tokens to our owner.
+   */
+  external?: { handles: string[]; start: (storeRoot: string) => ExternalContributor };
+  /** Called with every token a flush returns (e.g. to validate the wire documents elsewhere). */
+  onToken?: (token: CommitToken, writer: string) => void;
 }
 
 /** The committed state as a reader sees it, for checking that a refused op changed nothing. */
@@ -52,7 +64,38 @@ function matchesExpected(err: unknown, expected: string): boolean {
 function handleOf(state: CaseState, op: CorpusOp): Handle {
   const h = state.handles.get(op.writer);
   if (!h) throw new SchemaError(`op ${op.op}: no open writer named ${JSON.stringify(op.writer)}`, "/writer");
+  if (h.external && !EXTERNAL_OPS.has(op.op))
+    throw new SchemaError(
+      `op ${op.op} of ${op.writer}: not supported by the ${h.external.binding} contributor`,
+    );
   return h;
+}
+
+/** Ops a contributor of another binding takes in this driver (seed §10 needs no more of a contributor). */
+const EXTERNAL_OPS = new Set(["join", "write_record", "flush", "close", "drop"]);
+
+async function joinExternal(
+  c: ConformanceCase,
+  state: CaseState,
+  op: CorpusOp & { op: "create" | "join" | "resume" },
+  role: Role,
+  region: Region,
+  start: (storeRoot: string) => ExternalContributor,
+): Promise<void> {
+  if (op.op !== "join" || role.kind !== "contributor")
+    throw new SchemaError(`op ${op.op} of ${op.writer}: an external writer only joins as a contributor`);
+  if (!(state.store instanceof FsStore))
+    throw new SchemaError("an external contributor needs a filesystem store (FsStore)");
+  const external = start(state.store.root);
+  state.externals.push(external);
+  const seeds = Object.fromEntries(c.schema.vars.map((v) => [v.name, v.seed]));
+  await external.join(role.id, region, seeds);
+  state.handles.set(op.writer, { external, region, role });
+}
+
+function ours(h: Handle): ZarrStreamWriter {
+  if (!h.writer) throw new SchemaError(`not supported by the ${h.external?.binding} contributor`);
+  return h.writer;
 }
 
 function tokensOf(state: CaseState, names: string[]): CommitToken[] {
@@ -80,6 +123,10 @@ async function execute(
     case "resume": {
       const role = roleOf(op.role);
       const region = op.region ?? {};
+      if (opts.external?.handles.includes(op.writer)) {
+        await joinExternal(c, state, op, role, region, opts.external.start);
+        return;
+      }
       const writer =
         op.op === "create"
           ? await ZarrStreamWriter.create(state.store, streamSchemaOf(schema), role, region, opts.writer)
@@ -97,7 +144,11 @@ async function execute(
     }
     case "write_record": {
       const h = handleOf(state, op);
-      await h.writer.writeRecord(
+      if (h.external) {
+        await h.external.writeRecord(op.t, op.r, op.vars);
+        return;
+      }
+      await ours(h).writeRecord(
         op.t,
         recordArraysFor(schema, op.r, h.region, h.role.kind !== "contributor", op.vars),
       );
@@ -106,7 +157,7 @@ async function execute(
     case "write_record_at": {
       const h = handleOf(state, op);
       const t = op.t ?? indexedTimes(schema)?.[op.index] ?? Number.NaN;
-      await h.writer.writeRecordAt(
+      await ours(h).writeRecordAt(
         op.index,
         t,
         recordArraysFor(schema, op.r, h.region, h.role.kind !== "contributor", op.vars),
@@ -117,34 +168,41 @@ async function execute(
       const h = handleOf(state, op);
       const s = schema.statics.find((x) => x.name === op.name);
       if (!s) throw new SchemaError(`write_static: unknown static ${JSON.stringify(op.name)}`, "/name");
-      await h.writer.writeStatic(op.name, generated(schema, s, 0, h.region));
+      await ours(h).writeStatic(op.name, generated(schema, s, 0, h.region));
       return;
     }
     case "write_blob":
-      await handleOf(state, op).writer.writeBlob(op.scope, op.key, fromHex(op.hex));
+      await ours(handleOf(state, op)).writeBlob(op.scope, op.key, fromHex(op.hex));
       return;
     case "flush": {
-      const token = await handleOf(state, op).writer.flush();
+      const h = handleOf(state, op);
+      const token = h.external ? await h.external.flush() : await ours(h).flush();
+      opts.onToken?.(token, op.writer);
       if (op.token !== undefined) state.tokens.set(op.token, token);
       return;
     }
     case "commit":
-      await handleOf(state, op).writer.commit(tokensOf(state, op.tokens));
+      await ours(handleOf(state, op)).commit(tokensOf(state, op.tokens));
       return;
     case "invalidate":
-      await handleOf(state, op).writer.invalidate(op.indices);
+      await ours(handleOf(state, op)).invalidate(op.indices);
       return;
     case "invalidate_statics":
-      await handleOf(state, op).writer.invalidateStatics(op.names);
+      await ours(handleOf(state, op)).invalidateStatics(op.names);
       return;
-    case "close":
-      await handleOf(state, op).writer.close(tokensOf(state, op.tokens ?? []));
+    case "close": {
+      const h = handleOf(state, op);
+      if (h.external) await h.external.close();
+      else await ours(h).close(tokensOf(state, op.tokens ?? []));
       return;
-    case "drop":
+    }
+    case "drop": {
       // A crash: the handle is forgotten without close, its unflushed buffers lost.
-      handleOf(state, op);
+      const h = handleOf(state, op);
+      await h.external?.dispose();
       state.handles.delete(op.writer);
       return;
+    }
   }
 }
 
@@ -155,7 +213,16 @@ async function execute(
  * (seed §4: alignment is checked before any I/O). Throws ConformanceFailure naming the case and op.
  */
 export async function runCase(c: ConformanceCase, store: Store, opts: RunCaseOptions = {}): Promise<void> {
-  const state: CaseState = { store, handles: new Map(), tokens: new Map() };
+  const state: CaseState = { store, handles: new Map(), tokens: new Map(), externals: [] };
+  try {
+    await runOps(c, state, opts);
+  } finally {
+    await Promise.all(state.externals.map((e) => e.dispose()));
+  }
+}
+
+async function runOps(c: ConformanceCase, state: CaseState, opts: RunCaseOptions): Promise<void> {
+  const store = state.store;
   for (const [i, op] of c.ops.entries()) {
     const where = `case ${c.name}: op ${i} (${op.op} ${op.writer})`;
     if (op.expect_error === undefined) {

@@ -67,6 +67,14 @@ async function timeValues(store: Store, m: OutputManifest): Promise<Float64Array
   return (await readArrayRegion(store, m.time_dim, layout, [[0, layout.shape[0]!]])) as Float64Array;
 }
 
+/** output_manifest.json as plain JSON, exactly as stored (the checked fields are the stored spelling). */
+async function rawManifest(store: Store): Promise<Record<string, unknown>> {
+  const bytes = await store.get("output_manifest.json");
+  if (bytes === undefined)
+    throw new SchemaError("output_manifest.json is missing", "", "output_manifest.json");
+  return JSON.parse(new TextDecoder().decode(bytes)) as Record<string, unknown>;
+}
+
 /** earthsciio/write-v2-dump/v1 of everything the store has committed, read through the read-back API. */
 export async function dumpStore(
   store: Store,
@@ -74,6 +82,7 @@ export async function dumpStore(
   labels: DumpLabels = {},
 ): Promise<ConformanceDump> {
   const m = await readOutputManifest(store);
+  const raw = await rawManifest(store);
   const times = await timeValues(store, m);
   const indexed = isV2(m) && m.time_mode === "indexed";
   const records: ConformanceDump["records"] = [];
@@ -110,5 +119,6 @@ export async function dumpStore(
     records,
     statics,
     blobs,
+    manifest: raw,
   };
 }

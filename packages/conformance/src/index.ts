@@ -6,5 +6,12 @@ export { dumpStore } from "./dump.js";
 export { ConformanceFailure } from "./errors.js";
 export { recordArraysFor } from "./generate.js";
 export { oracleDump } from "./oracle.js";
-export { PYTHON_READERS, type PythonReader, PythonReaderError, runPythonReader } from "./python-readers.js";
+export { type ExternalContributor, PythonContributor } from "./python-contributor.js";
+export {
+  PYTHON_READERS,
+  type PythonReader,
+  PythonReaderError,
+  runPythonCheck,
+  runPythonReader,
+} from "./python-readers.js";
 export { dumpWithZarrita } from "./zarrita-dump.js";

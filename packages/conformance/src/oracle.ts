@@ -6,7 +6,7 @@ import {
   type ExpectedBlob,
 } from "@zarr-stream/spec";
 import { littleEndianBytes, toBase64 } from "./bytes.js";
-import { indexedTimes } from "./corpus.js";
+import { expectedTime } from "./corpus.js";
 import { dimLength, dimsNoTime, generated } from "./generate.js";
 
 /** Blob order of the manifest: scope ("record" < "static"), record, writer, key. */
@@ -24,7 +24,6 @@ export function compareDumpBlobs(a: ExpectedBlob, b: ExpectedBlob): number {
  */
 export function oracleDump(c: ConformanceCase): ConformanceDump {
   const { schema, expect } = c;
-  const times = indexedTimes(schema);
   const full = (v: ConformanceCase["schema"]["vars"][number], r: number): DumpArray => ({
     dtype: v.dtype,
     shape: dimsNoTime(schema, v).map((d) => dimLength(schema, d)),
@@ -34,7 +33,7 @@ export function oracleDump(c: ConformanceCase): ConformanceDump {
     .sort((a, b) => a.index - b.index)
     .map((rec) => ({
       index: rec.index,
-      t: times ? times[rec.index]! : rec.t!,
+      t: expectedTime(c, rec),
       ...(rec.generation === undefined ? {} : { generation: rec.generation }),
       vars: Object.fromEntries(schema.vars.map((v) => [v.name, full(v, rec.r)])),
     }));
@@ -51,5 +50,6 @@ export function oracleDump(c: ConformanceCase): ConformanceDump {
     records,
     statics,
     blobs: [...expect.blobs].sort(compareDumpBlobs),
+    ...(expect.manifest === undefined ? {} : { manifest: structuredClone(expect.manifest) }),
   };
 }

@@ -54,3 +54,29 @@ export async function runPythonReader(
   }
   return lines;
 }
+
+export const CHECK_SCRIPT = new URL("../../python/crosscheck_write_v2.py", import.meta.url).pathname;
+
+/** python/crosscheck_write_v2.py on `dumps`: its exit code and its lines (one per dump, like `check`). */
+export async function runPythonCheck(
+  python: string,
+  corpusPath: string,
+  dumps: string[],
+): Promise<{ code: number | null; lines: string[]; stderr: string }> {
+  const child = spawn(python, [CHECK_SCRIPT, "--corpus", corpusPath, ...dumps], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d: Buffer) => {
+    stdout += d.toString();
+  });
+  child.stderr.on("data", (d: Buffer) => {
+    stderr += d.toString();
+  });
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.on("error", reject);
+    child.on("close", resolve);
+  });
+  return { code, lines: stdout.split("\n").filter((l) => l !== ""), stderr };
+}

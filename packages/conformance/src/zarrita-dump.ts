@@ -117,5 +117,6 @@ export async function dumpWithZarrita(
     records,
     statics,
     blobs,
+    manifest: m as unknown as Record<string, unknown>,
   };
 }

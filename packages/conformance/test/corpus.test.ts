@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
-import { readFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, test } from "node:test";
 import {
   type ConformanceCase,
@@ -20,6 +22,7 @@ import {
   oracleDump,
   parseCorpus,
   runCase,
+  runConformanceCli,
 } from "../src/index.js";
 
 const corpus = await loadCorpus(BUNDLED_CORPUS);
@@ -214,13 +217,68 @@ describe("§10 corpus schema", () => {
     );
   });
 
-  test("§10 an append case must give t for each expected record", () => {
+  test("§10 expect.records without t (the seed's wording) take t from the write_record ops", async () => {
     const d = doc();
-    delete d.cases[0]!.expect.records[0]!.t;
+    for (const c of d.cases) for (const r of c.expect.records) delete r.t;
+    const letter = parseCorpus(d);
+    for (const c of letter.cases) {
+      const original = findCase(corpus, c.name);
+      assert.deepEqual(oracleDump(c), oracleDump(original), c.name);
+      assert.deepEqual(compareDump(oracleDump(c), await dumpOf(original)), [], c.name);
+    }
+  });
+
+  test("§10 the corpus written to the seed's letter runs and checks through the command line", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "zs-letter-"));
+    try {
+      const d = doc();
+      for (const c of d.cases) for (const r of c.expect.records) delete r.t;
+      const file = join(dir, "letter.json");
+      await writeFile(file, JSON.stringify(d));
+      const lines: string[] = [];
+      const io = { stdout: (l: string) => lines.push(l), stderr: (l: string) => lines.push(l) };
+      assert.equal(
+        await runConformanceCli(["write", "--corpus", file, "--out", dir], io),
+        0,
+        lines.join("\n"),
+      );
+      const files = d.cases.map((c) => join(dir, c.name, "dump.json"));
+      lines.length = 0;
+      assert.equal(await runConformanceCli(["check", "--corpus", file, ...files], io), 0, lines.join("\n"));
+      assert.equal(lines.filter((l) => l.startsWith("ok ")).length, d.cases.length);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("§10 an append record without t whose r the ops write at two t values is refused", () => {
+    const d = doc();
+    const i = d.cases.findIndex((c) => c.name === "truncate-on-resume");
+    const c = d.cases[i]!;
+    // Make the refused write succeed: r 7 is then written at 3600 and at 5000.
+    const op = c.ops.findIndex((o) => o.expect_error !== undefined);
+    delete c.ops[op]!.expect_error;
+    for (const r of c.expect.records) delete r.t;
     assert.throws(
       () => parseCorpus(d),
-      /\/cases\/region-tiling\/expect\/records\/0: an append case must give t/,
+      (err: unknown) =>
+        err instanceof SchemaError &&
+        /\/cases\/truncate-on-resume\/expect\/records\/2: write_record ops write generator record 7 at t 3600, 5000: give t/.test(
+          err.message,
+        ),
     );
+  });
+
+  test("§10 an append record whose r no op writes must give t; a given t must match the ops", () => {
+    const d = doc();
+    d.cases[0]!.expect.records[0]!.r = 99;
+    delete d.cases[0]!.expect.records[0]!.t;
+    assert.throws(() => parseCorpus(d), /records\/0: no write_record op writes generator record 99/);
+    d.cases[0]!.expect.records[0]!.t = 0;
+    assert.doesNotThrow(() => parseCorpus(d));
+    const e = doc();
+    e.cases[0]!.expect.records[1]!.t = 3601;
+    assert.throws(() => parseCorpus(e), /records\/1\/t: t 3601 is not a t that write_record ops write/);
   });
 
   test("§10 duplicate case names and invalid stream schemas are refused", () => {

@@ -1,7 +1,15 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { MemoryStore } from "@zarr-stream/store";
-import { BUNDLED_CORPUS, findCase, loadCorpus, runCase } from "../src/index.js";
+import {
+  BUNDLED_CORPUS,
+  compareDump,
+  dumpStore,
+  findCase,
+  loadCorpus,
+  oracleDump,
+  runCase,
+} from "../src/index.js";
 
 const corpus = await loadCorpus(BUNDLED_CORPUS);
 const CREATED = new Date("2026-08-01T12:34:56.789Z");
@@ -118,5 +126,30 @@ describe("§8.1 manifest-v1-compat: EarthSciIO's v1 case through a Single writer
     assert.equal(group.node_type, "group");
     assert.equal(group.attributes.title, "EarthSciIO write conformance");
     assert.equal(group.attributes.Conventions, "CF-1.8");
+  });
+
+  test("§10 the corpus carries the v1 manifest, so every binding's check compares it field by field", async () => {
+    for (const name of ["manifest-v1-compat", "manifest-v1-compat-wasm"]) {
+      const c = findCase(corpus, name);
+      assert.ok(c.expect.manifest, `${name} carries expect.manifest`);
+      const { store } = await written(name);
+      const dump = await dumpStore(store, name);
+      assert.deepEqual(compareDump(oracleDump(c), dump), [], name);
+      // One field off, one spelled the Python way, and one missing are each named.
+      const m = dump.manifest as Record<string, unknown>;
+      (m.codec as Record<string, unknown>).clevel = 9;
+      m.total_records = m.n_records;
+      delete m.n_records;
+      delete m.created_at;
+      assert.deepEqual(compareDump(oracleDump(c), dump), [
+        name === "manifest-v1-compat"
+          ? 'manifest codec: {"id":"blosc","cname":"zstd","clevel":9,"shuffle":"shuffle"}, expected {"id":"blosc","cname":"zstd","clevel":5,"shuffle":"shuffle"}'
+          : 'manifest codec: {"id":"zstd","level":5,"checksum":false,"clevel":9}, expected {"id":"zstd","level":5,"checksum":false}',
+        "manifest n_records: missing, expected 4",
+        "manifest total_records: unexpected field",
+      ]);
+      delete dump.manifest;
+      assert.deepEqual(compareDump(oracleDump(c), dump), ["manifest: not in the dump"]);
+    }
   });
 });

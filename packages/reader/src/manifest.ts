@@ -7,6 +7,7 @@ import {
   validateOutputManifest,
 } from "@zarr-stream/spec";
 import type { Store } from "@zarr-stream/store";
+import { normalizePythonV1Spelling, usesPythonV1Spelling } from "./python-v1-spelling.js";
 
 export const MANIFEST_KEY = "output_manifest.json";
 
@@ -19,11 +20,14 @@ export function parseJsonObject(bytes: Uint8Array, key: string): unknown {
   }
 }
 
-/** Seed §7: the v1 or v2 manifest, validated against its pinned label. */
+/**
+ * Seed §7: the v1 or v2 manifest, validated against its pinned label. A v1 manifest in EarthSciIO's
+ * Python spelling is read in the contract's spelling (python-v1-spelling.ts).
+ */
 export async function readOutputManifest(store: Store): Promise<OutputManifest> {
   const bytes = await store.get(MANIFEST_KEY);
   if (bytes === undefined) throw new StoreError(`no ${MANIFEST_KEY} in ${store.url}`, MANIFEST_KEY);
-  return validateOutputManifest(parseJsonObject(bytes, MANIFEST_KEY));
+  return validateOutputManifest(normalizePythonV1Spelling(parseJsonObject(bytes, MANIFEST_KEY)));
 }
 
 /** The manifest, or undefined when the store has none yet (a v1 store before its first commit). */
@@ -40,12 +44,30 @@ export async function readManifestVersioned(
   store: Store,
 ): Promise<{ manifest: OutputManifest; tag: string | null } | undefined> {
   if (!store.getVersioned) {
-    const manifest = await readOutputManifestIfPresent(store);
-    return manifest && { manifest, tag: null };
+    if ((await store.size(MANIFEST_KEY)) === undefined) return undefined;
+    const bytes = await store.get(MANIFEST_KEY);
+    if (bytes === undefined) throw new StoreError(`no ${MANIFEST_KEY} in ${store.url}`, MANIFEST_KEY);
+    return { manifest: manifestForWriter(bytes), tag: null };
   }
   const got = await store.getVersioned(MANIFEST_KEY);
   if (got === undefined) return undefined;
-  return { manifest: validateOutputManifest(parseJsonObject(got.bytes, MANIFEST_KEY)), tag: got.version };
+  return { manifest: manifestForWriter(got.bytes), tag: got.version };
+}
+
+/**
+ * Writers take the manifest as stored: a store in EarthSciIO's Python v1 spelling is read, never resumed,
+ * since rewriting its manifest would respell another binding's document (python-v1-spelling.ts).
+ */
+function manifestForWriter(bytes: Uint8Array): OutputManifest {
+  const doc = parseJsonObject(bytes, MANIFEST_KEY);
+  if (usesPythonV1Spelling(doc)) {
+    throw new SchemaError(
+      `${MANIFEST_KEY} is a v1 manifest in EarthSciIO's Python spelling: zarr-stream reads such stores but does not write to them`,
+      "",
+      MANIFEST_KEY,
+    );
+  }
+  return validateOutputManifest(doc);
 }
 
 export function isV2(m: OutputManifest): m is OutputManifestV2 {

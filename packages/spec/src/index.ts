@@ -25,6 +25,7 @@ export {
   shardKeysFor,
   writesShardsOf,
 } from "./regions.js";
+export { SCHEMA_FILES, schemaFileText } from "./schema-files.js";
 export { commitTokenJsonSchema } from "./schemas/commit-token.js";
 export * from "./schemas/conformance.js";
 export * from "./schemas/journal-row.js";

@@ -61,7 +61,11 @@ export interface ExpectedRecord {
   index: number;
   /** Generator record whose values the committed record holds. */
   r: number;
-  /** Required in append mode; indexed mode takes times[index]. */
+  /**
+   * Append mode: optional. When absent it is the t of the case's write_record ops (those without
+   * expect_error) that write generator record r, which must agree; when present it must be one of them.
+   * Indexed mode takes times[index].
+   */
   t?: number;
   /** Indexed mode: how many times the record has been committed. */
   generation?: number;
@@ -81,7 +85,15 @@ export interface CaseExpectation {
   records: ExpectedRecord[];
   statics: string[];
   blobs: ExpectedBlob[];
+  /**
+   * The output manifest the store must hold, field by field, with `created_at` and `base_url` left out
+   * (a timestamp, and where the driver put the store). A dump must then carry the manifest it read.
+   */
+  manifest?: Record<string, unknown>;
 }
+
+/** Manifest fields an expected manifest leaves out: they differ run to run. */
+export const MANIFEST_FIELDS_NOT_COMPARED = ["created_at", "base_url"] as const;
 
 export interface ConformanceCase {
   name: string;
@@ -119,6 +131,8 @@ export interface ConformanceDump {
   records: DumpRecord[];
   statics: Record<string, DumpArray>;
   blobs: ExpectedBlob[];
+  /** output_manifest.json as the reader read it (plain JSON), for cases that expect a manifest. */
+  manifest?: Record<string, unknown>;
 }
 
 // A nested $id would register the stream schema a second time under the same name.
@@ -253,7 +267,11 @@ export const conformanceCorpusJsonSchema = {
                   properties: {
                     index: nonNegativeInt,
                     r: nonNegativeInt,
-                    t: { type: "number" },
+                    t: {
+                      type: "number",
+                      description:
+                        "Optional (seed §10 lists only index and r). Append mode: when absent, the t of the case's write_record ops without expect_error that write generator record r (they must agree); when present, it must be one of them. Indexed mode: times[index].",
+                    },
                     generation: nonNegativeInt,
                   },
                   required: ["index", "r"],
@@ -262,6 +280,12 @@ export const conformanceCorpusJsonSchema = {
               },
               statics: { type: "array", items: nodeName },
               blobs: { type: "array", items: expectedBlob },
+              manifest: {
+                type: "object",
+                description:
+                  "The output manifest the store must hold, compared field by field; created_at and base_url are left out (they differ run to run).",
+                propertyNames: { not: { enum: ["created_at", "base_url"] } },
+              },
             },
             required: ["manifest_schema", "commit_seq", "records", "statics", "blobs"],
             additionalProperties: false,
@@ -323,6 +347,7 @@ export const conformanceDumpJsonSchema = {
     },
     statics: { type: "object", propertyNames: nodeName, additionalProperties: dumpArray },
     blobs: { type: "array", items: expectedBlob },
+    manifest: { type: "object", description: "output_manifest.json as the reader read it (plain JSON)" },
   },
   required: [
     "schema",

@@ -1,0 +1,75 @@
+import assert from "node:assert/strict";
+import { readdir, readFile } from "node:fs/promises";
+import { describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import { SCHEMA_FILES, schemaFileText } from "../src/index.js";
+import { manifestV1, manifestV2, schema, token } from "./examples.js";
+import { runPython, skipUnlessPython } from "./python.js";
+
+const dir = fileURLToPath(new URL("../../schemas/", import.meta.url));
+
+/** Example documents and the schema file each must pass; a broken copy of each must fail. */
+const EXAMPLES: [string, string, unknown][] = [
+  ["output manifest v1", "output-manifest.schema.json", manifestV1],
+  ["output manifest v2", "output-manifest.schema.json", manifestV2],
+  ["output manifest v1", "output-manifest-v1.schema.json", manifestV1],
+  ["output manifest v2", "output-manifest-v2.schema.json", manifestV2],
+  ["commit token", "commit-token.schema.json", token],
+  ["stream schema", "stream-schema.schema.json", schema],
+  ["region", "region.schema.json", { lat: [0, 2] }],
+];
+
+/** One field broken in a way the schema states (a wrong label, a negative count, a stray key). */
+function broken(doc: unknown): unknown {
+  const copy = structuredClone(doc) as Record<string, unknown>;
+  if ("schema" in copy && typeof copy.schema === "string") copy.schema = `${copy.schema}-typo`;
+  else copy.__unexpected__ = [-1];
+  return copy;
+}
+
+describe("schemas/*.schema.json", () => {
+  test("every shipped file is what the build generates from the TypeScript schemas, and no other", async () => {
+    const onDisk = (await readdir(dir)).filter((f) => f.endsWith(".schema.json")).sort();
+    assert.deepEqual(onDisk, Object.keys(SCHEMA_FILES).sort());
+    for (const name of onDisk)
+      assert.equal(await readFile(`${dir}${name}`, "utf8"), schemaFileText(name), name);
+  });
+
+  test("Ajv (draft 2020-12, strict) compiles each file; examples pass and broken copies fail", () => {
+    const ajv = new Ajv2020({ strict: true });
+    for (const [what, file, doc] of EXAMPLES) {
+      const validate = ajv.getSchema(SCHEMA_FILES[file]!.$id as string) ?? ajv.compile(SCHEMA_FILES[file]!);
+      assert.equal(validate(doc), true, `${what} against ${file}: ${JSON.stringify(validate.errors)}`);
+      assert.equal(validate(broken(doc)), false, `broken ${what} against ${file}`);
+    }
+  });
+
+  test(
+    "Python jsonschema validates the examples with the files and rejects broken copies",
+    { skip: skipUnlessPython() },
+    () => {
+      const jobs = EXAMPLES.map(([what, file, doc]) => ({
+        what,
+        file: `${dir}${file}`,
+        doc,
+        bad: broken(doc),
+      }));
+      const script = `
+import json, sys
+from jsonschema import Draft202012Validator
+out = []
+for job in json.load(sys.stdin):
+    v = Draft202012Validator(json.load(open(job["file"])))
+    Draft202012Validator.check_schema(v.schema)
+    out.append([job["what"], v.is_valid(job["doc"]), v.is_valid(job["bad"])])
+print(json.dumps(out))
+`;
+      const verdicts = JSON.parse(runPython(script, JSON.stringify(jobs))) as [string, boolean, boolean][];
+      assert.deepEqual(
+        verdicts,
+        EXAMPLES.map(([what]) => [what, true, false]),
+      );
+    },
+  );
+});
