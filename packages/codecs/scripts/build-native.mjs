@@ -1,8 +1,9 @@
 #!/usr/bin/env node
-// Builds the Node-API addon at install time: system c-blosc, with zstd 1.5.7 compiled in (see
-// fetchZstdSources) or the system libzstd when those sources can't be had. Any failure (no compiler, no
-// libblosc, no node headers) prints one line and exits 0: the package then runs on its WebAssembly
-// backend, so an install must never fail because of this step.
+// Builds the Node-API addon at install time: our Blosc (native/blosc1.c) with zstd 1.5.7 compiled in (see
+// fetchZstdSources), or the system libzstd when those sources can't be had. It needs a C compiler and the
+// running node's headers, no other OS package. Any failure prints one line and exits 0: the package then
+// runs on its WebAssembly backend, so an install must never fail because of this step.
+// ZSTREAM_SANITIZE=1 builds with AddressSanitizer and UBSan (for the sanitizer test run only).
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
@@ -48,8 +49,7 @@ if (!process.env.ZSTREAM_FORCE_BUILD && existsSync(addon) && statSync(addon).mti
 // half the speed of 1.5.7 (190 vs 360-440 MB/s, issue #10), and every peer (numcodecs, zarrs, TensorStore)
 // bundles a recent zstd. The sources come from the zstd-napi npm package (its deps/zstd is zstd's own
 // lib/ tree), fetched through npm's cache and checked against a pinned sha512, so no new host is needed.
-// The addon exports the ZSTD_* symbols, and the system libblosc, loaded as the addon's dependency, binds to
-// them ahead of its own libzstd (test/zstd-binding.test.ts checks this with LD_DEBUG=bindings).
+// The zstd symbols stay private to the addon (hidden visibility), so they never meet another zstd.
 const ZSTD_SOURCE = {
   spec: "zstd-napi@0.0.13",
   sha512: "ErGF+Ko1PsbooU6oC/sc/diiWKwVa0kd/5AkFSs7kg5kwcEuOtSzOy3xUOadXQlAVNab9TxsxaUk3hOq3cj/lA==",
@@ -94,7 +94,11 @@ function fetchZstdSources() {
 const zstdSrc = fetchZstdSources();
 
 function gypStep(step) {
-  const vars = step === "configure" && zstdSrc ? ["--", `-Dzstd_src=${zstdSrc}`] : [];
+  const defs = [
+    ...(zstdSrc ? [`-Dzstd_src=${zstdSrc}`] : []),
+    ...(process.env.ZSTREAM_SANITIZE === "1" ? ["-Dsanitize=1"] : []),
+  ];
+  const vars = step === "configure" && defs.length ? ["--", ...defs] : [];
   return spawnSync(process.execPath, [gyp, step, `--nodedir=${nodedir}`, "--jobs=2", ...vars], {
     cwd: pkgDir,
     stdio: process.env.ZSTREAM_BUILD_VERBOSE ? "inherit" : "pipe",
@@ -115,5 +119,5 @@ if (res.status !== 0) {
 if (!existsSync(join(pkgDir, "build", "Release", "zstream_codecs.node")))
   notice("node-gyp produced no .node file");
 console.error(
-  `@zarr-stream/codecs: native addon built (system c-blosc, ${zstdSrc ? `zstd ${ZSTD_SOURCE.version} compiled in` : "system libzstd"}).`,
+  `@zarr-stream/codecs: native addon built (our Blosc, ${zstdSrc ? `zstd ${ZSTD_SOURCE.version} compiled in` : "system libzstd"}).`,
 );

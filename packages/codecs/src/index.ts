@@ -2,9 +2,9 @@ import { CorruptShard, SchemaError, ZarrStreamError } from "@zarr-stream/spec";
 import type { Backend } from "./backend.js";
 import { type CodecSpec, checkCodecSpec, MAX_CHUNK_BYTES } from "./codec-spec.js";
 import { type CopyBoxesArgs, checkBoxes, checkDecodeBoxes, copyBoxesHere } from "./copy-boxes.js";
-import { checkBloscFrame, checkZstdFrame } from "./frame-checks.js";
+import { bloscNeedsOtherCodec, checkBloscFrame, checkZstdFrame } from "./frame-checks.js";
 import { loadAddon, nativeBackend } from "./native-backend.js";
-import { wasmBackend } from "./wasm-backend.js";
+import { numcodecsBackend } from "./numcodecs-backend.js";
 
 export { type CodecSpec, MAX_CHUNK_BYTES, profileCodec } from "./codec-spec.js";
 export { boxStride } from "./copy-boxes.js";
@@ -15,6 +15,8 @@ export {
   fileRangeReader,
 } from "./local-files.js";
 
+const wasmBackend: Backend = { ...numcodecsBackend, name: "wasm" };
+
 let active: Backend | undefined;
 
 function native(): Backend {
@@ -22,7 +24,7 @@ function native(): Backend {
   if ("error" in r) {
     throw new ZarrStreamError(
       `the native codecs addon is not available (${r.error}); build it with ` +
-        "`npm run install -w packages/codecs` (needs a C compiler, libblosc-dev and libzstd-dev) or use the wasm backend",
+        "`npm run install -w packages/codecs` (needs a C compiler) or use the wasm backend",
     );
   }
   return nativeBackend(r.addon);
@@ -50,7 +52,7 @@ function backend(): Backend {
 
 /** Which implementation encode/decode/crc32c use: ZSTREAM_CODECS if set, else native when the addon loads. */
 export function codecBackend(): "native" | "wasm" {
-  return backend().name;
+  return backend().name === "native" ? "native" : "wasm";
 }
 
 /** Switches implementation (tests, benchmarks). Throws ZarrStreamError when "native" is asked for but not built. */
@@ -190,7 +192,8 @@ export async function decodeBoxes(
     }
   });
   const b = backend();
-  if (b.decodeBoxes) {
+  const otherCodec = spec.kind === "blosc" && frames.some(bloscNeedsOtherCodec);
+  if (b.decodeBoxes && !otherCodec) {
     await b
       .decodeBoxes(spec, key, frames, chunkShape, itemSize, target, targetShape, boxes)
       .catch((e: unknown) => {
@@ -233,6 +236,7 @@ export async function decode(
   const b = backend();
   if (spec.kind === "blosc") {
     checkBloscFrame(data, expectedLength, key);
+    if (bloscNeedsOtherCodec(data)) return numcodecsBackend.bloscDecode(data, expectedLength, key);
     return b.bloscDecode(data, expectedLength, key);
   }
   checkZstdFrame(data, expectedLength, key);
