@@ -43,7 +43,8 @@ function cblosc(jobs: Job[], env: Record<string, string> = {}): void {
   });
   assert.equal(res.status, 0, `cblosc.py failed: ${res.stderr}`);
   const results = JSON.parse(res.stdout) as { ok?: true; error?: string }[];
-  results.forEach((r, i) => assert.ok(r.ok, `c-blosc job ${JSON.stringify(jobs[i])}: ${r.error}`));
+  for (const [i, r] of results.entries())
+    assert.ok(r.ok, `c-blosc job ${JSON.stringify(jobs[i])}: ${r.error}`);
 }
 
 /** Lengths around every boundary the format has: empty, below/at 128, odd, one block, blocks + leftover. */
