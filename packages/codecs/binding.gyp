@@ -1,7 +1,7 @@
 {
   "variables": {
     "zstd_src%": "",
-    "sanitize%": "0"
+    "sanitize%": 0
   },
   "targets": [
     {
@@ -76,7 +76,7 @@
           }
         ],
         [
-          "sanitize=='1'",
+          "sanitize==1",
           {
             "cflags": [
               "-fsanitize=address,undefined",

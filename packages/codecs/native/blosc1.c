@@ -71,7 +71,7 @@ static int zstd_level(int clevel) { return clevel < 9 ? 2 * clevel - 1 : ZSTD_ma
 
 static size_t store_frame(const uint8_t *src, size_t n, uint8_t *dst) {
   dst[2] |= FLAG_MEMCPYED;
-  memcpy(dst + ZB_HEADER, src, n);
+  if (n) memcpy(dst + ZB_HEADER, src, n); /* an empty input may come with no buffer at all */
   wr32(dst + 12, (uint32_t)(n + ZB_HEADER));
   return n + ZB_HEADER;
 }

@@ -24,11 +24,13 @@ const nodedir = dirname(dirname(process.execPath));
 if (!existsSync(join(nodedir, "include", "node", "node_api.h")))
   notice(`no ${nodedir}/include/node/node_api.h`);
 
-let gyp;
+// Our devDependency in the repository; in a downstream install, the node-gyp npm itself bundles (npm
+// exports its path to install scripts as npm_config_node_gyp).
+let gyp = process.env.npm_config_node_gyp;
 try {
   gyp = createRequire(import.meta.url).resolve("node-gyp/bin/node-gyp.js");
 } catch {
-  notice("node-gyp is not installed");
+  if (!gyp || !existsSync(gyp)) notice("node-gyp is not installed");
 }
 
 // Every `npm install -w <any workspace>` re-runs this script; rebuilding an addon that is current would

@@ -62,8 +62,8 @@ export function codecFallbackNotice(): string | undefined {
   const addon = loadAddon();
   const why = "error" in addon ? addon.error : "ZSTREAM_CODECS chose another backend";
   const fix =
-    "approve the codecs install script (`npm approve-builds`, or `npm rebuild @zarr-stream/codecs` where scripts " +
-    "are allowed; it needs a C compiler)";
+    "approve the codecs install script: `npm install-scripts approve @zarr-stream/codecs && npm rebuild " +
+    "@zarr-stream/codecs` (it needs a C compiler)";
   if (b === "wasm")
     return `native addon unavailable (${why}); using the SIMD wasm backend. For native speed, ${fix}`;
   const wasm = loadSimdWasm();
