@@ -44,7 +44,7 @@ function backendIn(project: string): { backend: string; stderr: string } {
 
 test(
   "packed: no install scripts → SIMD wasm (one notice naming the fix); approved → native without libblosc",
-  { timeout: 900_000 },
+  { timeout: 1_800_000 },
   () => {
     const tarballs = join(work, "tarballs");
     mkdirSync(tarballs);

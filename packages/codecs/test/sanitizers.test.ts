@@ -23,7 +23,7 @@ function gcc(args: string[]): string {
 
 test(
   "sanitizers: the codec suites pass against an ASan+UBSan build of the addon",
-  { timeout: 900_000 },
+  { timeout: 1_800_000 },
   () => {
     const zstd = join(pkg, ".zstd-src");
     assert.ok(existsSync(zstd), "the addon build fetched the zstd sources");
