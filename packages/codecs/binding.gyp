@@ -1,12 +1,15 @@
 {
   "variables": {
-    "zstd_src%": ""
+    "zstd_src%": "",
+    "sanitize%": 0
   },
   "targets": [
     {
       "target_name": "zstream_codecs",
       "sources": [
         "native/addon.c",
+        "native/blosc1.c",
+        "native/shuffle.c",
         "native/crc32c.c"
       ],
       "cflags": [
@@ -59,17 +62,30 @@
               "XXH_NAMESPACE=ZSTD_",
               "ZSTD_NO_TRACE",
               "ZSTREAM_ZSTD_COMPILED_IN",
-              "ZSTD_compress=zstream_zstd_compress_oneshot",
-              "ZSTD_decompress=zstream_zstd_decompress_oneshot"
+              "ZSTDLIB_VISIBLE=",
+              "ZSTDERRORLIB_VISIBLE="
             ],
-            "libraries": [
-              "-lblosc"
+            "cflags": [
+              "-fvisibility=hidden"
             ]
           },
           {
             "libraries": [
-              "-lblosc",
               "-lzstd"
+            ]
+          }
+        ],
+        [
+          "sanitize==1",
+          {
+            "cflags": [
+              "-fsanitize=address,undefined",
+              "-fno-sanitize-recover=undefined",
+              "-fno-omit-frame-pointer",
+              "-g"
+            ],
+            "ldflags": [
+              "-fsanitize=address,undefined"
             ]
           }
         ]

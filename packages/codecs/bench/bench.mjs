@@ -1,9 +1,10 @@
 #!/usr/bin/env node
-// Throughput of encode/decode per profile on 64 MiB of smooth and of random float64, native vs wasm, with
-// 1 and 2 chunks in flight, next to the C libraries' own single-thread speed on the same bytes.
+// Throughput of encode/decode per profile on 64 MiB of smooth and of random float64: native, our SIMD wasm
+// and numcodecs' wasm with 1 and 2 chunks in flight, next to the limit line, numcodecs' c-blosc (Python,
+// its own threads over each chunk's blocks) on the same bytes.
 // Run: npm run bench -w packages/codecs (after `npx tsc -b packages/codecs`). BENCH_MIB=16 for a quick run.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -20,7 +21,7 @@ const PROFILES = (process.env.BENCH_PROFILES ?? "diagnostic,checkpoint,wasm").sp
 // encoding and decoding half of the chunks; the main thread times both phases.
 if (!isMainThread) {
   const { shared, first, count, profile } = workerData;
-  setCodecBackend("wasm");
+  setCodecBackend("numcodecs");
   const spec = profileCodec(profile, "float64");
   const view = new Uint8Array(shared);
   const chunks = Array.from({ length: count }, (_, i) =>
@@ -125,37 +126,18 @@ async function wasmWorkersRunner(data, profile) {
   };
 }
 
-/**
- * The reference links the zstd the addon compiles in (scripts/build-native.mjs unpacks it to .zstd-src/)
- * when present, exported from the executable (-rdynamic) so the system libblosc binds to it as it does to
- * the addon's: then "native vs C" compares our glue with plain c-blosc, not two zstd versions. Otherwise
- * it links the system libzstd. Returns the executable and which zstd it carries.
- */
-function compileReference(dir) {
-  const exe = join(dir, "reference");
-  const sources = join(here, "..", ".zstd-src");
-  const version = existsSync(sources) ? readdirSync(sources)[0] : undefined;
-  const lib = join(sources, version ?? "-", "lib");
-  const vendored = existsSync(lib)
-    ? ["common", "compress", "decompress"].flatMap((d) =>
-        readdirSync(join(lib, d))
-          .filter((f) => f.endsWith(".c") || f.endsWith(".S"))
-          .map((f) => join(lib, d, f)),
-      )
-    : [];
-  const zstd = vendored.length > 0 ? ["-rdynamic", `-I${lib}`, "-DZSTD_NO_TRACE", ...vendored] : ["-lzstd"];
-  const cc = spawnSync("cc", ["-O2", "-o", exe, join(here, "reference.c"), ...zstd, "-lblosc"], {
-    encoding: "utf8",
-  });
-  if (cc.status !== 0) return undefined;
-  return { exe, zstd: vendored.length > 0 ? `zstd ${version} (the addon's)` : "the system libzstd" };
-}
+const PYTHON = join(here, "..", "..", "..", ".venv", "bin", "python");
 
-function referenceRunner(exe, file, profile) {
+/** numcodecs' c-blosc in the repository's venv, with `threads` c-blosc threads. */
+function cbloscRunner(file, profile, threads) {
   return {
     async once() {
-      const r = spawnSync(exe, [file, String(CHUNK), "8", profile, "1"], { encoding: "utf8" });
-      if (r.status !== 0) throw new Error(`reference exited with ${r.status}`);
+      const r = spawnSync(
+        PYTHON,
+        [join(here, "cblosc_bench.py"), file, String(CHUNK), "8", profile, String(threads), "1"],
+        { encoding: "utf8" },
+      );
+      if (r.status !== 0) throw new Error(`cblosc_bench.py exited with ${r.status}: ${r.stderr}`);
       const [c, d, size] = r.stdout.trim().split(" ").map(Number);
       return { cMs: TOTAL / c / 1e3, dMs: TOTAL / d / 1e3, size };
     },
@@ -168,16 +150,15 @@ if (!isMainThread) await new Promise(() => {}); // a worker only serves wasmWork
 const fmt = (x) => x.toFixed(0).padStart(7);
 const rows = [];
 const work = mkdtempSync(join(tmpdir(), "zs-bench-"));
-const ref = compileReference(work);
-const refExe = ref?.exe;
+const haveCblosc = existsSync(PYTHON);
 console.log(
   `codecs bench: ${TOTAL >> 20} MiB float64 per dataset, ${CHUNK >> 20} MiB chunks, best of ${REPS},`,
 );
 console.log(
   `UV_THREADPOOL_SIZE=${process.env.UV_THREADPOOL_SIZE ?? "(default 4)"}, MB/s = 10^6 bytes of raw data per second`,
 );
-if (!ref) console.log("(C reference not compiled: cc, blosc.h or zstd.h missing)");
-else console.log(`C reference: the system c-blosc with ${ref.zstd}`);
+if (!haveCblosc) console.log(`(no c-blosc limit line: ${PYTHON} is missing; run scripts/setup-python.sh)`);
+else console.log("c-blosc: numcodecs' build (Python venv), c-blosc threads = the threads column");
 console.log("\ndataset  profile     backend    threads  compress  decompress  ratio");
 for (const [name, make] of [
   ["smooth", smooth],
@@ -191,8 +172,15 @@ for (const [name, make] of [
       ["native", 1, nodeRunner(data, profile, "native", 1)],
       ["native", 2, nodeRunner(data, profile, "native", 2)],
       ["wasm", 1, nodeRunner(data, profile, "wasm", 1)],
-      ["wasm", 2, await wasmWorkersRunner(data, profile)],
-      ...(refExe ? [["C ref", 1, referenceRunner(refExe, file, profile)]] : []),
+      ["wasm", 2, nodeRunner(data, profile, "wasm", 2)],
+      ["numcodecs", 1, nodeRunner(data, profile, "numcodecs", 1)],
+      ["numcodecs", 2, await wasmWorkersRunner(data, profile)],
+      ...(haveCblosc
+        ? [
+            ["c-blosc", 1, cbloscRunner(file, profile, 1)],
+            ["c-blosc", 2, cbloscRunner(file, profile, 2)],
+          ]
+        : []),
     ];
     const best = configs.map(() => ({ cMs: Infinity, dMs: Infinity, size: 0 }));
     for (let r = 0; r < REPS; r++) {
@@ -218,18 +206,26 @@ const row = (name, profile, backend, threads) =>
   rows.find(
     (r) => r.name === name && r.profile === profile && r.backend === backend && r.threads === threads,
   );
-console.log("\ntargets (native diagnostic):");
+const x = (a, b) => `${(a / b).toFixed(2)}x`;
+console.log("\ntargets (issue #18), per profile and dataset:");
 for (const name of ["smooth", "random"]) {
-  const n1 = row(name, "diagnostic", "native", 1);
-  const n2 = row(name, "diagnostic", "native", 2);
-  const ref = row(name, "diagnostic", "C ref", 1);
-  if (!n1 || !n2) continue;
-  if (ref)
-    console.log(
-      `  ${name}: compress vs C reference ${((n1.c / ref.c - 1) * 100).toFixed(1)}% (target: within 15%)`,
-    );
-  console.log(
-    `  ${name}: 2-thread scaling: compress ${(n2.c / n1.c).toFixed(2)}x, decompress ${(n2.d / n1.d).toFixed(2)}x ` +
-      "(target: ≥1.7x)",
-  );
+  for (const profile of PROFILES) {
+    const at = (backend, threads) => row(name, profile, backend, threads);
+    const lines = [];
+    for (const t of [1, 2]) {
+      const n = at("native", t);
+      const c = at("c-blosc", t);
+      const w = at("wasm", t);
+      const nc = at("numcodecs", t);
+      if (n && c)
+        lines.push(
+          `native/c-blosc ${t}T: compress ${x(n.c, c.c)} decompress ${x(n.d, c.d)} (≥1.00x); ` +
+            `size ${((c.ratio / n.ratio - 1) * 100).toFixed(2)}% (within 1%)`,
+        );
+      if (w && n) lines.push(`wasm/native ${t}T: compress ${x(w.c, n.c)} decompress ${x(w.d, n.d)} (≥0.50x)`);
+      if (w && nc)
+        lines.push(`wasm/numcodecs ${t}T: compress ${x(w.c, nc.c)} decompress ${x(w.d, nc.d)} (≥3.00x)`);
+    }
+    for (const l of lines) console.log(`  ${name} ${profile}: ${l}`);
+  }
 }

@@ -1,8 +1,7 @@
-/* Node-API glue over the system c-blosc and libzstd. Every (de)compression runs as async work on the
+/* Node-API glue over our Blosc (blosc1.c) and zstd. Every (de)compression runs as async work on the
  * libuv pool so that several chunks in flight use every core; the JS side has already validated the
  * arguments, but each decoder re-checks the frame here because a corrupt frame must never yield bytes. */
 #define _GNU_SOURCE /* O_DIRECT */
-#include <blosc.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -17,7 +16,9 @@
 #include <uv.h>
 #include <zstd.h>
 
+#include "blosc1.h"
 #include "crc32c.h"
+#include "shuffle.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "crc32c slicing tables assume a little-endian host"
@@ -42,6 +43,7 @@ typedef struct job {
   size_t dstlen;
   uint32_t crc;
   int corrupt; /* 1: the input does not decode (CorruptShard); 0: internal failure */
+  int unsupported; /* 1: a Blosc frame whose inner codec we do not implement (the caller decodes it) */
   char msg[256];
   /* OP_PACK: n chunks (srcs[i] NULL = absent) compressed back to back into dst (JS memory) from dstlen
    * on; pack_zstd picks plain zstd over Blosc; sizes[i] receives each frame's length, 0 when absent. */
@@ -135,49 +137,23 @@ static void scratch_put(job_t *j) {
     return;                                                \
   } while (0)
 
-#ifdef ZSTREAM_ZSTD_COMPILED_IN
-/* libblosc 1.x compresses every block with ZSTD_compress and expands it with ZSTD_decompress, and each
- * call builds a context from scratch: for level 5 that is a megabyte of match tables allocated and
- * cleared per chunk, a fifth of the time spent compressing our 130 KB chunks. The vendored zstd is built
- * with those two names renamed (binding.gyp), so the definitions below are the ones libblosc binds to; they
- * run the same one-shot API on this thread's cached context. ZSTD_compressCCtx is exactly what
- * ZSTD_compress does on a fresh context (same parameters from the level, no sticky state), so the bytes
- * are unchanged. */
-#undef ZSTD_compress
-#undef ZSTD_decompress
-__attribute__((visibility("default"))) size_t ZSTD_compress(void *dst, size_t cap, const void *src, size_t n, int level);
-__attribute__((visibility("default"))) size_t ZSTD_decompress(void *dst, size_t cap, const void *src, size_t n);
-size_t ZSTD_compress(void *dst, size_t cap, const void *src, size_t n, int level) {
-  if (!tl_cctx && !(tl_cctx = ZSTD_createCCtx())) return zstream_zstd_compress_oneshot(dst, cap, src, n, level);
-  return ZSTD_compressCCtx(tl_cctx, dst, cap, src, n, level);
-}
-size_t ZSTD_decompress(void *dst, size_t cap, const void *src, size_t n) {
-  if (!tl_dctx && !(tl_dctx = ZSTD_createDCtx())) return zstream_zstd_decompress_oneshot(dst, cap, src, n);
-  return ZSTD_decompressDCtx(tl_dctx, dst, cap, src, n);
-}
-#endif
+/* Blosc state (zstd contexts, block scratch) of this pool thread. */
+static __thread zb_ctx tl_zb;
 
 /* Compresses src into dst (capacity cap); returns the frame length, 0 after FAIL. */
 static size_t blosc_encode_into(job_t *j, const uint8_t *src, size_t n, uint8_t *dst, size_t cap) {
-  if (cap < n + BLOSC_MAX_OVERHEAD) {
+  if (cap < n + ZB_MAX_OVERHEAD) {
     snprintf(j->msg, sizeof(j->msg), "output has %zu bytes left, a Blosc frame of %zu may need %zu", cap, n,
-             n + (size_t)BLOSC_MAX_OVERHEAD);
+             n + (size_t)ZB_MAX_OVERHEAD);
     return 0;
   }
-  /* Exactly n + 16, however much room follows: c-blosc falls back to a stored copy only when the
-   * compressed frame would not fit, so a larger destsize can yield a frame longer than the copy, and
-   * frames that differ from encode()'s. */
-  int r = blosc_compress_ctx(j->clevel, j->shuffle, (size_t)j->typesize, n, src, dst, n + BLOSC_MAX_OVERHEAD, "zstd",
-                             j->blocksize, 1);
-  if (r <= 0) {
-    snprintf(j->msg, sizeof(j->msg), "blosc_compress_ctx failed (%d)", r);
-    return 0;
-  }
-  return (size_t)r;
+  size_t r = zb_encode(&tl_zb, src, n, dst, j->clevel, j->shuffle, (size_t)j->typesize);
+  if (r == 0) snprintf(j->msg, sizeof(j->msg), "out of memory compressing a Blosc frame of %zu bytes", n);
+  return r;
 }
 
 static void blosc_encode(job_t *j) {
-  size_t cap = j->srclen + BLOSC_MAX_OVERHEAD;
+  size_t cap = j->srclen + ZB_MAX_OVERHEAD;
   if (!scratch_get(j, cap)) FAIL(j, 0, "out of memory allocating %zu bytes", cap);
   j->dstlen = blosc_encode_into(j, j->src, j->srclen, j->dst, cap);
 }
@@ -185,23 +161,17 @@ static void blosc_encode(job_t *j) {
 static void blosc_decode(job_t *j) {
   static uint8_t empty;
   uint8_t *dst = j->expected ? j->dst : &empty;
-  if (j->srclen < BLOSC_MIN_HEADER_LENGTH)
-    FAIL(j, 1, "truncated Blosc frame: %zu bytes, the header alone is %d", j->srclen, BLOSC_MIN_HEADER_LENGTH);
-  size_t nbytes = 0, cbytes = 0, blocksize = 0, typesize = 0;
-  int version = 0, compversion = 0, flags = 0;
-  blosc_cbuffer_versions(j->src, &version, &compversion);
-  if (version < 1 || version > BLOSC_VERSION_FORMAT) FAIL(j, 1, "unsupported Blosc format version %d", version);
-  if (blosc_cbuffer_validate(j->src, j->srclen, &nbytes) != 0) FAIL(j, 1, "blosc_cbuffer_validate rejected the header");
-  blosc_cbuffer_sizes(j->src, &nbytes, &cbytes, &blocksize);
-  blosc_cbuffer_metainfo(j->src, &typesize, &flags);
-  if (cbytes != j->srclen) FAIL(j, 1, "Blosc header says cbytes=%zu but the frame has %zu bytes", cbytes, j->srclen);
-  if (nbytes != j->expected) FAIL(j, 1, "Blosc header says nbytes=%zu, expected %zu", nbytes, j->expected);
-  if (typesize < 1) FAIL(j, 1, "Blosc header has typesize 0");
-  if ((flags & BLOSC_DOSHUFFLE) && (flags & BLOSC_DOBITSHUFFLE)) FAIL(j, 1, "Blosc flags 0x%02x set both shuffles", flags);
-  int r = blosc_decompress_ctx(j->src, dst, j->expected, 1);
-  if (r < 0 || (size_t)r != j->expected)
-    FAIL(j, 1, "Blosc decompression failed (%d) for a frame of %zu bytes", r, j->srclen);
-  j->dstlen = (size_t)r;
+  zb_status st = zb_decode(&tl_zb, j->src, j->srclen, dst, j->expected, j->msg, sizeof(j->msg));
+  if (st == ZB_NOMEM) FAIL(j, 0, "out of memory decoding a Blosc frame of %zu bytes", j->srclen);
+  if (st == ZB_UNSUPPORTED) {
+    j->unsupported = 1;
+    return;
+  }
+  if (st != ZB_OK) {
+    j->corrupt = 1;
+    return;
+  }
+  j->dstlen = j->expected;
 }
 
 static size_t zstd_encode_into(job_t *j, const uint8_t *src, size_t n, uint8_t *dst, size_t cap) {
@@ -490,7 +460,10 @@ static void execute(napi_env env, void *data) {
 static napi_value make_error(napi_env env, const job_t *j, const char *fallback) {
   napi_value code, msg, err, failed;
   /* Direct-write errors carry the errno's name as their code, as node:fs errors do. */
-  const char *name = j->err ? uv_err_name(-j->err) : j->corrupt ? "ZS_CORRUPT" : "ZS_INTERNAL";
+  const char *name = j->err            ? uv_err_name(-j->err)
+                     : j->corrupt      ? "ZS_CORRUPT"
+                     : j->unsupported ? "ZS_UNSUPPORTED"
+                                       : "ZS_INTERNAL";
   napi_create_string_utf8(env, name, NAPI_AUTO_LENGTH, &code);
   napi_create_string_utf8(env, j->msg[0] ? j->msg : fallback, NAPI_AUTO_LENGTH, &msg);
   napi_create_error(env, code, msg, &err);
@@ -995,8 +968,10 @@ static napi_value info_js(napi_env env, napi_callback_info i) {
   (void)i;
   napi_value o, v;
   napi_create_object(env, &o);
-  napi_create_string_utf8(env, blosc_get_version_string(), NAPI_AUTO_LENGTH, &v);
+  napi_create_string_utf8(env, "zarr-stream blosc1 (format 2, zstd)", NAPI_AUTO_LENGTH, &v);
   napi_set_named_property(env, o, "blosc", v);
+  napi_create_string_utf8(env, zs_shuffle_simd(), NAPI_AUTO_LENGTH, &v);
+  napi_set_named_property(env, o, "shuffleSimd", v);
   napi_create_string_utf8(env, ZSTD_versionString(), NAPI_AUTO_LENGTH, &v);
   napi_set_named_property(env, o, "zstd", v);
 #ifdef ZSTREAM_ZSTD_COMPILED_IN

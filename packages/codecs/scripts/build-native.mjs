@@ -1,14 +1,15 @@
 #!/usr/bin/env node
-// Builds the Node-API addon at install time: system c-blosc, with zstd 1.5.7 compiled in (see
-// fetchZstdSources) or the system libzstd when those sources can't be had. Any failure (no compiler, no
-// libblosc, no node headers) prints one line and exits 0: the package then runs on its WebAssembly
-// backend, so an install must never fail because of this step.
+// Builds the Node-API addon at install time: our Blosc (native/blosc1.c) with zstd 1.5.7 compiled in (see
+// fetchZstdSources), or the system libzstd when those sources can't be had. It needs a C compiler and the
+// running node's headers, no other OS package. Any failure prints one line and exits 0: the package then
+// runs on its WebAssembly backend, so an install must never fail because of this step.
+// ZSTREAM_SANITIZE=1 builds with AddressSanitizer and UBSan (for the sanitizer test run only).
 import { spawnSync } from "node:child_process";
-import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { fetchZstdSources, ZSTD_SOURCE } from "./zstd-sources.mjs";
 
 const pkgDir = join(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -23,11 +24,13 @@ const nodedir = dirname(dirname(process.execPath));
 if (!existsSync(join(nodedir, "include", "node", "node_api.h")))
   notice(`no ${nodedir}/include/node/node_api.h`);
 
-let gyp;
+// Our devDependency in the repository; in a downstream install, the node-gyp npm itself bundles (npm
+// exports its path to install scripts as npm_config_node_gyp).
+let gyp = process.env.npm_config_node_gyp;
 try {
   gyp = createRequire(import.meta.url).resolve("node-gyp/bin/node-gyp.js");
 } catch {
-  notice("node-gyp is not installed");
+  if (!gyp || !existsSync(gyp)) notice("node-gyp is not installed");
 }
 
 // Every `npm install -w <any workspace>` re-runs this script; rebuilding an addon that is current would
@@ -44,57 +47,14 @@ if (!process.env.ZSTREAM_FORCE_BUILD && existsSync(addon) && statSync(addon).mti
   process.exit(0);
 }
 
-// Why zstd is compiled in: Debian 12's libzstd is 1.5.4, which compresses our Blosc-zstd chunks at about
-// half the speed of 1.5.7 (190 vs 360-440 MB/s, issue #10), and every peer (numcodecs, zarrs, TensorStore)
-// bundles a recent zstd. The sources come from the zstd-napi npm package (its deps/zstd is zstd's own
-// lib/ tree), fetched through npm's cache and checked against a pinned sha512, so no new host is needed.
-// The addon exports the ZSTD_* symbols, and the system libblosc, loaded as the addon's dependency, binds to
-// them ahead of its own libzstd (test/zstd-binding.test.ts checks this with LD_DEBUG=bindings).
-const ZSTD_SOURCE = {
-  spec: "zstd-napi@0.0.13",
-  sha512: "ErGF+Ko1PsbooU6oC/sc/diiWKwVa0kd/5AkFSs7kg5kwcEuOtSzOy3xUOadXQlAVNab9TxsxaUk3hOq3cj/lA==",
-  version: "1.5.7",
-};
-function fetchZstdSources() {
-  if (process.env.ZSTREAM_SYSTEM_ZSTD) return null;
-  // Relative to binding.gyp: gyp's make generator mangles absolute source paths into object paths.
-  const rel = join(".zstd-src", ZSTD_SOURCE.version);
-  const root = join(pkgDir, rel);
-  if (existsSync(join(root, "lib", "zstd.h"))) return rel;
-  const scratch = join(pkgDir, ".zstd-src", `tmp-${process.pid}`);
-  try {
-    mkdirSync(scratch, { recursive: true });
-    const npm = process.env.npm_execpath;
-    const [cmd, args] = npm?.endsWith(".js") ? [process.execPath, [npm]] : ["npm", []];
-    const packed = spawnSync(
-      cmd,
-      [...args, "pack", ZSTD_SOURCE.spec, "--pack-destination", scratch, "--json"],
-      {
-        encoding: "utf8",
-        stdio: ["ignore", "pipe", "pipe"],
-      },
-    );
-    if (packed.status !== 0) throw new Error(`npm pack ${ZSTD_SOURCE.spec} failed`);
-    const tgz = join(scratch, JSON.parse(packed.stdout)[0].filename);
-    const digest = createHash("sha512").update(readFileSync(tgz)).digest("base64");
-    if (digest !== ZSTD_SOURCE.sha512)
-      throw new Error(`${ZSTD_SOURCE.spec} has sha512 ${digest}, not the pinned one`);
-    const untar = spawnSync("tar", ["xzf", tgz, "-C", scratch, "package/deps/zstd/lib"], { stdio: "ignore" });
-    if (untar.status !== 0) throw new Error("tar could not unpack the zstd sources");
-    rmSync(root, { recursive: true, force: true });
-    renameSync(join(scratch, "package", "deps", "zstd"), root);
-    return rel;
-  } catch (err) {
-    console.error(`@zarr-stream/codecs: ${err.message}; linking the system libzstd instead.`);
-    return null;
-  } finally {
-    rmSync(scratch, { recursive: true, force: true });
-  }
-}
-const zstdSrc = fetchZstdSources();
+const zstdSrc = process.env.ZSTREAM_SYSTEM_ZSTD ? null : fetchZstdSources(pkgDir);
 
 function gypStep(step) {
-  const vars = step === "configure" && zstdSrc ? ["--", `-Dzstd_src=${zstdSrc}`] : [];
+  const defs = [
+    ...(zstdSrc ? [`-Dzstd_src=${zstdSrc}`] : []),
+    ...(process.env.ZSTREAM_SANITIZE === "1" ? ["-Dsanitize=1"] : []),
+  ];
+  const vars = step === "configure" && defs.length ? ["--", ...defs] : [];
   return spawnSync(process.execPath, [gyp, step, `--nodedir=${nodedir}`, "--jobs=2", ...vars], {
     cwd: pkgDir,
     stdio: process.env.ZSTREAM_BUILD_VERBOSE ? "inherit" : "pipe",
@@ -115,5 +75,5 @@ if (res.status !== 0) {
 if (!existsSync(join(pkgDir, "build", "Release", "zstream_codecs.node")))
   notice("node-gyp produced no .node file");
 console.error(
-  `@zarr-stream/codecs: native addon built (system c-blosc, ${zstdSrc ? `zstd ${ZSTD_SOURCE.version} compiled in` : "system libzstd"}).`,
+  `@zarr-stream/codecs: native addon built (our Blosc, ${zstdSrc ? `zstd ${ZSTD_SOURCE.version} compiled in` : "system libzstd"}).`,
 );

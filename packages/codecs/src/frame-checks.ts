@@ -62,6 +62,18 @@ export function checkBloscFrame(data: Uint8Array, expectedLength: number, key: s
   }
 }
 
+const BLOSC_ZSTD = 4;
+
+/**
+ * Whether a (checked) Blosc frame needs an inner codec other than zstd: only then does it go to
+ * numcodecs' decoder. Empty and memcpyed frames need none.
+ */
+export function bloscNeedsOtherCodec(data: Uint8Array): boolean {
+  const flags = data[2] ?? 0;
+  const nbytes = (data[4] ?? 0) | ((data[5] ?? 0) << 8) | ((data[6] ?? 0) << 16) | ((data[7] ?? 0) << 24);
+  return nbytes !== 0 && !(flags & BLOSC_MEMCPYED) && flags >> 5 !== BLOSC_ZSTD;
+}
+
 const ZSTD_MAGIC = 0xfd2fb528;
 const ZSTD_BLOCK_RLE = 1;
 const ZSTD_BLOCK_RESERVED = 3;

@@ -2,9 +2,10 @@ import { CorruptShard, SchemaError, ZarrStreamError } from "@zarr-stream/spec";
 import type { Backend } from "./backend.js";
 import { type CodecSpec, checkCodecSpec, MAX_CHUNK_BYTES } from "./codec-spec.js";
 import { type CopyBoxesArgs, checkBoxes, checkDecodeBoxes, copyBoxesHere } from "./copy-boxes.js";
-import { checkBloscFrame, checkZstdFrame } from "./frame-checks.js";
+import { bloscNeedsOtherCodec, checkBloscFrame, checkZstdFrame } from "./frame-checks.js";
 import { loadAddon, nativeBackend } from "./native-backend.js";
-import { wasmBackend } from "./wasm-backend.js";
+import { numcodecsBackend } from "./numcodecs-backend.js";
+import { loadSimdWasm, simdWasmBackend } from "./simd-wasm-backend.js";
 
 export { type CodecSpec, MAX_CHUNK_BYTES, profileCodec } from "./codec-spec.js";
 export { boxStride } from "./copy-boxes.js";
@@ -15,49 +16,88 @@ export {
   fileRangeReader,
 } from "./local-files.js";
 
+/** The implementations, fastest first: the addon, our SIMD wasm, numcodecs' wasm. */
+export type CodecBackendName = "native" | "wasm" | "numcodecs";
+
 let active: Backend | undefined;
+let simd: Backend | undefined;
 
 function native(): Backend {
   const r = loadAddon();
   if ("error" in r) {
     throw new ZarrStreamError(
       `the native codecs addon is not available (${r.error}); build it with ` +
-        "`npm run install -w packages/codecs` (needs a C compiler, libblosc-dev and libzstd-dev) or use the wasm backend",
+        "`npm run install -w packages/codecs` (needs a C compiler) or use the wasm backend",
     );
   }
   return nativeBackend(r.addon);
 }
 
+function simdWasm(): Backend {
+  if (simd) return simd;
+  const r = loadSimdWasm();
+  if ("error" in r) {
+    throw new ZarrStreamError(
+      `the SIMD wasm codecs module is not available (${r.error}); build it with ` +
+        "`node packages/codecs/scripts/build-wasm.mjs` (needs clang, lld and wasi-libc)",
+    );
+  }
+  simd = simdWasmBackend(r.module, r.local);
+  return simd;
+}
+
+function byName(name: string): Backend {
+  if (name === "native") return native();
+  if (name === "wasm") return simdWasm();
+  if (name === "numcodecs") return numcodecsBackend;
+  throw new ZarrStreamError(
+    `codec backend must be "native", "wasm" or "numcodecs", got ${JSON.stringify(name)}`,
+  );
+}
+
+/** Why the backend in use is not the fastest one, and the one command that fixes it; undefined on native. */
+export function codecFallbackNotice(): string | undefined {
+  const b = backend().name;
+  if (b === "native") return undefined;
+  const addon = loadAddon();
+  const why = "error" in addon ? addon.error : "ZSTREAM_CODECS chose another backend";
+  const fix =
+    "approve the codecs install script: `npm install-scripts approve @zarr-stream/codecs && npm rebuild " +
+    "@zarr-stream/codecs` (it needs a C compiler)";
+  if (b === "wasm")
+    return `native addon unavailable (${why}); using the SIMD wasm backend. For native speed, ${fix}`;
+  const wasm = loadSimdWasm();
+  const wasmWhy = "error" in wasm ? wasm.error : "ZSTREAM_CODECS chose numcodecs";
+  return `native addon unavailable (${why}) and SIMD wasm unavailable (${wasmWhy}); using numcodecs' wasm. For native speed, ${fix}`;
+}
+
+let noticed = false;
+
 function backend(): Backend {
   if (active) return active;
   const forced = process.env.ZSTREAM_CODECS ?? "";
-  if (forced === "native") active = native();
-  else if (forced === "wasm") active = wasmBackend;
-  else if (forced !== "")
-    throw new ZarrStreamError(`ZSTREAM_CODECS must be "native" or "wasm", got "${forced}"`);
-  else {
-    const r = loadAddon();
-    if ("addon" in r) active = nativeBackend(r.addon);
-    else {
-      process.stderr.write(
-        `@zarr-stream/codecs: native addon unavailable (${r.error}); using the wasm backend\n`,
-      );
-      active = wasmBackend;
-    }
+  if (forced !== "") active = byName(forced);
+  else if ("addon" in loadAddon()) active = byName("native");
+  else if ("module" in loadSimdWasm()) active = simdWasm();
+  else active = numcodecsBackend;
+  if (active.name !== "native" && forced === "" && !noticed) {
+    noticed = true;
+    process.stderr.write(`@zarr-stream/codecs: ${codecFallbackNotice()}\n`);
   }
   return active;
 }
 
-/** Which implementation encode/decode/crc32c use: ZSTREAM_CODECS if set, else native when the addon loads. */
-export function codecBackend(): "native" | "wasm" {
+/**
+ * Which implementation encode/decode/crc32c use: ZSTREAM_CODECS if set, else native when the addon loads,
+ * else our SIMD wasm, else numcodecs' wasm.
+ */
+export function codecBackend(): CodecBackendName {
   return backend().name;
 }
 
-/** Switches implementation (tests, benchmarks). Throws ZarrStreamError when "native" is asked for but not built. */
-export function setCodecBackend(b: "native" | "wasm"): void {
-  if (b === "native") active = native();
-  else if (b === "wasm") active = wasmBackend;
-  else throw new ZarrStreamError(`unknown codec backend ${JSON.stringify(b)} (expected "native" or "wasm")`);
+/** Switches implementation (tests, benchmarks). Throws ZarrStreamError when the one asked for is not built. */
+export function setCodecBackend(b: CodecBackendName): void {
+  active = byName(b);
 }
 
 function checkBytes(data: unknown, what: string, limit = MAX_CHUNK_BYTES): asserts data is Uint8Array {
@@ -190,7 +230,8 @@ export async function decodeBoxes(
     }
   });
   const b = backend();
-  if (b.decodeBoxes) {
+  const otherCodec = spec.kind === "blosc" && frames.some(bloscNeedsOtherCodec);
+  if (b.decodeBoxes && !otherCodec) {
     await b
       .decodeBoxes(spec, key, frames, chunkShape, itemSize, target, targetShape, boxes)
       .catch((e: unknown) => {
@@ -233,6 +274,7 @@ export async function decode(
   const b = backend();
   if (spec.kind === "blosc") {
     checkBloscFrame(data, expectedLength, key);
+    if (bloscNeedsOtherCodec(data)) return numcodecsBackend.bloscDecode(data, expectedLength, key);
     return b.bloscDecode(data, expectedLength, key);
   }
   checkZstdFrame(data, expectedLength, key);

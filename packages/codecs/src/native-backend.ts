@@ -42,7 +42,13 @@ interface Addon {
   ): Promise<[number, number]>;
   crc32cSync(data: Uint8Array): number;
   crc32cPortable(data: Uint8Array): number;
-  info(): { blosc: string; zstd: string; zstdCompiledIn: boolean; crc32cHardware: boolean };
+  info(): {
+    blosc: string;
+    zstd: string;
+    zstdCompiledIn: boolean;
+    crc32cHardware: boolean;
+    shuffleSimd: string;
+  };
 }
 
 // Below this size a trip through the libuv pool costs more than the checksum itself.
@@ -50,12 +56,16 @@ const CRC_SYNC_LIMIT = 1 << 16;
 
 let loaded: { addon: Addon } | { error: string } | undefined;
 
-/** Loads build/Release/zstream_codecs.node once (built by scripts/build-native.mjs at install time). */
+/**
+ * Loads build/Release/zstream_codecs.node once (built by scripts/build-native.mjs at install time), or the
+ * addon at ZSTREAM_ADDON_PATH (the sanitizer test's instrumented build).
+ */
 export function loadAddon(): { addon: Addon } | { error: string } {
   if (!loaded) {
     try {
       // dist/src/native-backend.js → package root
-      loaded = { addon: createRequire(import.meta.url)("../../build/Release/zstream_codecs.node") as Addon };
+      const path = process.env.ZSTREAM_ADDON_PATH || "../../build/Release/zstream_codecs.node";
+      loaded = { addon: createRequire(import.meta.url)(path) as Addon };
     } catch (e) {
       loaded = { error: e instanceof Error ? e.message.split("\n")[0]! : String(e) };
     }

@@ -11,13 +11,18 @@ const BUNDLE = join(BUNDLE_DIR, "viewer.js");
 const META = join(BUNDLE_DIR, "meta.json");
 
 /**
- * The codecs package picks a backend with process.env and a node:module addon loader. In the browser
- * there is no addon: native-backend.js becomes this stub and ZSTREAM_CODECS is defined as "wasm", so
- * the wasm backend is chosen without touching `process`.
+ * The codecs package picks a backend with process.env, a node:module addon loader and a worker-thread
+ * pool for its SIMD wasm. In the browser there is neither: native-backend.js and simd-wasm-backend.js
+ * become these stubs and ZSTREAM_CODECS is defined as "numcodecs", so numcodecs' wasm is chosen without
+ * touching `process`.
  */
 const NATIVE_STUB = `
 export function loadAddon() { return { error: "no native addon in a browser" }; }
 export function nativeBackend() { throw new Error("the native codecs backend does not exist in a browser"); }
+`;
+const SIMD_WASM_STUB = `
+export function loadSimdWasm() { return { error: "the SIMD wasm backend runs on Node worker threads" }; }
+export function simdWasmBackend() { throw new Error("the SIMD wasm backend does not exist in a browser"); }
 `;
 
 interface EsbuildLike {
@@ -59,15 +64,15 @@ const browserCodecs = {
   name: "zarr-stream-browser-codecs",
   setup(build: {
     onResolve(o: { filter: RegExp }, f: (a: { path: string; resolveDir: string }) => unknown): void;
-    onLoad(o: { filter: RegExp; namespace: string }, f: () => unknown): void;
+    onLoad(o: { filter: RegExp; namespace: string }, f: (a: { path: string }) => unknown): void;
   }) {
-    build.onResolve({ filter: /^\.\/native-backend\.js$/ }, (args) =>
+    build.onResolve({ filter: /^\.\/(native|simd-wasm)-backend\.js$/ }, (args) =>
       args.resolveDir.endsWith(`${sep}codecs${sep}dist${sep}src`)
-        ? { path: "native-backend", namespace: "zs-browser-stub" }
+        ? { path: args.path.slice(2, -3), namespace: "zs-browser-stub" }
         : undefined,
     );
-    build.onLoad({ filter: /.*/, namespace: "zs-browser-stub" }, () => ({
-      contents: NATIVE_STUB,
+    build.onLoad({ filter: /.*/, namespace: "zs-browser-stub" }, (args: { path: string }) => ({
+      contents: args.path === "native-backend" ? NATIVE_STUB : SIMD_WASM_STUB,
       loader: "js",
     }));
   },
@@ -101,7 +106,7 @@ export async function buildViewerBundle(force = false): Promise<string> {
     metafile: true,
     logLevel: "silent",
     external: ["numcodecs", "numcodecs/*"],
-    define: { "process.env.ZSTREAM_CODECS": '"wasm"' },
+    define: { "process.env.ZSTREAM_CODECS": '"numcodecs"' },
     plugins: [browserCodecs],
   });
   await mkdir(BUNDLE_DIR, { recursive: true });

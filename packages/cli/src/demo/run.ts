@@ -2,6 +2,7 @@ import { mkdtemp, readdir, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { Worker } from "node:worker_threads";
+import { type CodecBackendName, codecBackend, codecFallbackNotice } from "@zarr-stream/codecs";
 import { type CommitToken, ZarrStreamError } from "@zarr-stream/spec";
 import { FsStore } from "@zarr-stream/store";
 import { UsageError } from "../args.js";
@@ -37,6 +38,10 @@ export interface DemoSummary {
   readback_ok: boolean;
   mismatches: string[];
   verify_ok: boolean;
+  /** The codecs' implementation every thread used: "native", "wasm" (our SIMD build) or "numcodecs". */
+  codec_backend: CodecBackendName;
+  /** Why it is not native and how to get native, or null on native. */
+  codec_notice: string | null;
 }
 
 /**
@@ -61,6 +66,17 @@ async function storeDir(out: string | undefined): Promise<string> {
 
 /** Every thread loads the codecs once and may warn the same way: pass each distinct line on once. */
 const seenStderr = new Set<string>();
+
+/**
+ * Picks the codec backend here first, so its fallback notice (if any) is printed once, by this thread;
+ * the writer threads reach the same choice and their copy of the line is dropped.
+ */
+function chooseCodecs(): { backend: CodecBackendName; notice: string | null } {
+  const backend = codecBackend();
+  const notice = codecFallbackNotice() ?? null;
+  if (notice) seenStderr.add(`@zarr-stream/codecs: ${notice}`);
+  return { backend, notice };
+}
 function forwardStderr(w: Worker): void {
   let partial = "";
   w.stderr.on("data", (chunk: Buffer) => {
@@ -166,6 +182,12 @@ async function sizeUnder(store: FsStore, prefixes: string[]): Promise<number> {
   return total;
 }
 
+const CODEC_LABEL: Record<CodecBackendName, string> = {
+  native: "native (our Blosc + zstd, Node-API addon)",
+  wasm: "wasm (our Blosc + zstd, SIMD wasm on worker threads)",
+  numcodecs: "numcodecs (c-blosc compiled to wasm, one thread)",
+};
+
 /** `zstream demo`: write, read back, verify, plot; returns the summary it printed. */
 export async function runDemo(
   cfg: Omit<DemoConfig, "out"> & { out?: string },
@@ -173,6 +195,7 @@ export async function runDemo(
 ): Promise<DemoSummary> {
   const split = splitGrid(cfg.grid, cfg.writers);
   const dir = await storeDir(cfg.out);
+  const codecs = chooseCodecs();
   const full: DemoConfig = { ...cfg, out: dir };
   const { nLat, nLon } = cfg.grid;
   io.stderr.write(
@@ -213,6 +236,8 @@ export async function runDemo(
     readback_ok: back.mismatches.length === 0,
     mismatches: back.mismatches,
     verify_ok: verified.ok,
+    codec_backend: codecs.backend,
+    codec_notice: codecs.notice,
   };
   const lastT = formatTime(recordTime(cfg.records - 1), "seconds since 2000-01-01 00:00:00").slice(4);
   const lines = [
@@ -220,6 +245,7 @@ export async function runDemo(
     `records      ${back.records} committed by ${cfg.writers} writer${cfg.writers === 1 ? "" : "s"} in ${commits} commits (commit_seq ${commitSeq}), up to ${lastT}`,
     `written      ${formatBytes(raw)} raw -> ${formatBytes(onDisk)} on disk, compression ratio ${summary.compression_ratio.toFixed(2)}x (store total ${formatBytes(storeBytes)})`,
     `throughput   ${summary.mb_per_s.toPrecision(3)} MB/s raw across all writers (${streamSeconds.toFixed(2)} s streaming, ${seconds.toFixed(2)} s with thread start-up)`,
+    `codecs       ${CODEC_LABEL[codecs.backend]}${codecs.notice ? " (slower fallback: see the notice above)" : ""}`,
     `read back    ${back.records} records, 1 static, ${back.blobs} blobs: ${summary.readback_ok ? "identical to what was written" : `${back.mismatches.length} MISMATCH(ES)`}`,
     ...back.mismatches.slice(0, 10).map((s) => `  ${s}`),
     `verify       ${verified.ok ? "OK" : "FAILED"} (${verified.checked.shards} shards, ${verified.checked.chunks} chunks)`,

@@ -42,12 +42,13 @@ async function addZstdChecksum(frame: Uint8Array, content: Uint8Array): Promise<
 }
 
 /**
- * WebAssembly fallback over numcodecs.js. Its Blosc encoder takes no typesize (it hard-codes 4), so frames
+ * numcodecs.js (Emscripten builds of c-blosc and zstd): decodes Blosc frames whose inner codec (blosclz,
+ * lz4, lz4hc, zlib) our Blosc does not implement, one frame at a time. Its Blosc encoder takes no typesize (it hard-codes 4), so frames
  * it writes carry typesize 4 and shuffle over 4-byte lanes: valid Blosc that every reader decodes, but
  * float64 data compresses less well than with the native backend.
  */
-export const wasmBackend: Backend = {
-  name: "wasm",
+export const numcodecsBackend: Backend = {
+  name: "numcodecs",
   bloscEncode: (data, clevel, shuffle) =>
     Promise.resolve(
       Blosc.fromConfig({ id: "blosc", cname: "zstd", clevel, shuffle, blocksize: 0 }).encode(data),

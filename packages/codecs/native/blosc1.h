@@ -1,0 +1,34 @@
+/* Blosc 1.x frames with zstd as the inner codec: our own encoder and decoder of c-blosc's format
+ * (format version 2; 16-byte header, block starts, optionally split streams, memcpyed flag). */
+#ifndef ZSTREAM_BLOSC1_H
+#define ZSTREAM_BLOSC1_H
+#include <stddef.h>
+#include <stdint.h>
+
+#define ZB_HEADER 16
+#define ZB_MAX_OVERHEAD ZB_HEADER
+
+/* Per-thread state: zstd contexts and the block scratch, created on first use and kept. */
+typedef struct zb_ctx {
+  void *cctx, *dctx;
+  uint8_t *tmp; /* two block-sized buffers back to back */
+  size_t tmpcap;
+} zb_ctx;
+
+void zb_ctx_free(zb_ctx *c);
+
+/* What the decoder found; ZB_UNSUPPORTED: a valid-looking frame whose inner codec is not zstd. */
+typedef enum { ZB_OK = 0, ZB_CORRUPT = 1, ZB_NOMEM = 2, ZB_UNSUPPORTED = 3 } zb_status;
+
+/* The block size c-blosc 1.x picks for zstd at this clevel (frames and ratios then match c-blosc's). */
+size_t zb_blocksize(int clevel, size_t typesize, size_t nbytes);
+
+/* Compresses n bytes (n <= INT32_MAX - 16) into dst, which has room for n + 16 bytes. shuffle: 0 none,
+ * 1 byte, 2 bit; typesize 1..255; clevel 0..9. Returns the frame length, or 0 when out of memory. */
+size_t zb_encode(zb_ctx *c, const uint8_t *src, size_t n, uint8_t *dst, int clevel, int shuffle, size_t typesize);
+
+/* Decodes a whole frame of srclen bytes into exactly `expected` bytes at dst; never reads outside src or
+ * writes outside dst. On failure msg (msglen bytes) says why. */
+zb_status zb_decode(zb_ctx *c, const uint8_t *src, size_t srclen, uint8_t *dst, size_t expected, char *msg,
+                    size_t msglen);
+#endif

@@ -1,0 +1,25 @@
+/* Blosc's byte shuffle and bit shuffle filters (c-blosc 1.x semantics, frame-compatible). */
+#ifndef ZSTREAM_SHUFFLE_H
+#define ZSTREAM_SHUFFLE_H
+#include <stddef.h>
+#include <stdint.h>
+
+/* Byte j of element i goes to dst[j * (n / ts) + i]; the n % ts trailing bytes are copied as they are. */
+void zs_shuffle(size_t ts, size_t n, const uint8_t *src, uint8_t *dst);
+void zs_unshuffle(size_t ts, size_t n, const uint8_t *src, uint8_t *dst);
+
+/* Bit k of byte j of element i goes to bit i of row 8j + k (rows of n / ts / 8 bytes, bits LSB first).
+ * As in c-blosc, a block whose element count is not a multiple of 8 is copied unfiltered, and trailing
+ * bytes after the last whole element are copied. tmp holds n bytes. */
+void zs_bitshuffle(size_t ts, size_t n, const uint8_t *src, uint8_t *dst, uint8_t *tmp);
+void zs_bitunshuffle(size_t ts, size_t n, const uint8_t *src, uint8_t *dst, uint8_t *tmp);
+
+/* The scalar versions, for tests that compare them with the SIMD paths. */
+void zs_shuffle_scalar(size_t ts, size_t n, const uint8_t *src, uint8_t *dst);
+void zs_unshuffle_scalar(size_t ts, size_t n, const uint8_t *src, uint8_t *dst);
+void zs_bitshuffle_scalar(size_t ts, size_t n, const uint8_t *src, uint8_t *dst, uint8_t *tmp);
+void zs_bitunshuffle_scalar(size_t ts, size_t n, const uint8_t *src, uint8_t *dst, uint8_t *tmp);
+
+/* "sse2", "wasm-simd128" or "scalar": what the build's fast paths use. */
+const char *zs_shuffle_simd(void);
+#endif
