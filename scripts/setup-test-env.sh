@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs everything the tests need on a fresh machine: the C codec libraries, chromium and fincore (apt,
-# when root and missing), the npm workspace, and the Python cross-check peers.
+# Installs everything the tests need on a fresh machine: the C codec libraries, chromium, fincore and Open
+# MPI (apt, when root and missing), the npm workspace, the Python cross-check peers, and Versity's S3
+# gateway (built from the Go module proxy into the git-ignored .tools/, skipped when already built).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 need=()
@@ -8,12 +9,20 @@ need=()
 [ -f /usr/include/zstd.h ] || need+=(libzstd-dev)
 [ -x /usr/bin/chromium ] || need+=(chromium) # the viewer's end-to-end test drives Debian's chromium
 command -v fincore >/dev/null || need+=(util-linux-extra) # shows that direct writes bypass the page cache
+command -v mpirun >/dev/null || need+=(openmpi-bin) # a real launcher for the multi-process tests
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
   else
-    echo "setup: ${need[*]} missing and not root: codecs fall back to WebAssembly, browser and page-cache tests cannot run"
+    echo "setup: ${need[*]} missing and not root: codecs fall back to WebAssembly; browser, page-cache, mpirun and versitygw tests cannot run"
   fi
 fi
 npm ci --no-audit --no-fund
 bash scripts/setup-python.sh
+# The second S3 server of the tests: a real gateway serving a directory, beside the moto emulator.
+VERSITYGW_VERSION=v1.8.0
+if [ ! -x .tools/gopath/bin/versitygw ] || [ "$(cat .tools/versitygw.version 2>/dev/null)" != "$VERSITYGW_VERSION" ]; then
+  command -v go >/dev/null || { echo "setup: go is missing: install Go (go.dev/dl; Debian's golang-go is too old for versitygw)" >&2; exit 1; }
+  GOPATH="$PWD/.tools/gopath" GOFLAGS=-modcacherw go install "github.com/versity/versitygw/cmd/versitygw@$VERSITYGW_VERSION"
+  echo "$VERSITYGW_VERSION" > .tools/versitygw.version
+fi
