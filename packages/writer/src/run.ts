@@ -14,7 +14,14 @@ import {
 import { openStore, type Store } from "@zarr-stream/store";
 import { leaseKey } from "./fenced-objects.js";
 import { type RunRank, runRank } from "./launcher-env.js";
-import { clearRound, collectTokens, MailboxTimeout, mailboxKey, postToken } from "./mailbox.js";
+import {
+  clearCommittedRounds,
+  clearRound,
+  collectTokens,
+  MailboxTimeout,
+  mailboxKey,
+  postToken,
+} from "./mailbox.js";
 import { type WriterOptions, ZarrStreamWriter } from "./writer.js";
 
 /** What a run reports while it opens, writes, waits and commits (for a progress line or a log). */
@@ -103,6 +110,7 @@ export class StreamRun {
       else await opener.waitForCommitAfter(seq);
       writer = await opener.openAs("resume");
     }
+    if (writer.isOwner) await clearCommittedRounds(store, commitSeqOf(writer.lastManifest));
     o.onEvent?.({ kind: "opened", id: rank.id, count: rank.count, mode, nextRecord: writer.committedCount });
     return new StreamRun(store, rank, writer, writer.committedCount, commitSeqOf(writer.lastManifest), o);
   }
