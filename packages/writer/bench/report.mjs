@@ -98,7 +98,8 @@ export function formatReport(out) {
       last.peak_rss_MB <= first.peak_rss_MB + 50,
     );
   };
-  if (scaling.rss_vs_records_indexed?.rss) flat("RSS flat over indexed records", scaling.rss_vs_records_indexed);
+  if (scaling.rss_vs_records_indexed?.rss)
+    flat("RSS flat over indexed records", scaling.rss_vs_records_indexed);
   if (rr?.rss) {
     flat("RSS flat over records", rr);
     lines.push(
