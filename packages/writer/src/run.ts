@@ -103,9 +103,11 @@ export class StreamRun {
     const opener = new RunOpener(store, rank, o);
     let { writer, mode } = await opener.open();
     // Resume rule: a token this writer posted for the open round holds records the new handle does not
-    // have; once that round is committed they are part of the committed state to resume from.
-    const seq = commitSeqOf(writer.lastManifest);
-    if (mode === "resume" && (await store.size(mailboxKey(seq + 1, rank.id))) !== undefined) {
+    // have; once that round is committed they are part of the committed state to resume from. Writers
+    // post ahead of the commits, so a restarted writer may find its tokens in several rounds.
+    for (;;) {
+      const seq = commitSeqOf(writer.lastManifest);
+      if (mode !== "resume" || (await store.size(mailboxKey(seq + 1, rank.id))) === undefined) break;
       if (writer.isOwner) await StreamRun.commitRound(store, writer, seq + 1, rank.count, o);
       else await opener.waitForCommitAfter(seq);
       writer = await opener.openAs("resume");

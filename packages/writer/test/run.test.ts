@@ -118,24 +118,32 @@ describe("StreamRun: the token exchange behind open/write/commit/close", { timeo
     assert.equal(await values(store), await singleWriterValues());
   });
 
-  it("run: a contributor restarted after posting its token waits for that round's commit, then resumes after it", async () => {
+  it("run: a contributor restarted after posting tokens for two rounds waits for both commits, then resumes after them", async () => {
     const store = newStore();
-    const owner = await openRun(store, 0);
+    const owner = await openRun(store, 0, { commitEvery: 0 });
     const first = await openRun(store, 1);
-    await writeRecords(first, 7); // round 1 posted (records 0-4); records 5 and 6 die with the process
+    // Rounds 1 and 2 posted (records 0-9) ahead of any commit; records 10 and 11 die with the process.
+    await writeRecords(first, 12);
     const events: RunEvent[] = [];
+    const waitedFor = (round: number) =>
+      events.some((e) => e.kind === "waiting-for-commit" && e.round === round);
     const restarted = openRun(store, 1, { reportEveryMs: 10, onEvent: (e) => events.push(e) });
     const ownerDone = (async () => {
-      await new Promise((r) => setTimeout(r, 100));
-      await writeRecords(owner);
+      for (const [from, to] of [
+        [0, 5],
+        [5, 10],
+        [10, 12],
+      ] as const) {
+        // Each commit only once the restarted writer waits for it, so both waits are seen.
+        while (to <= 10 && !waitedFor(from / 5 + 1)) await new Promise((r) => setTimeout(r, 5));
+        await writeRecords(owner, to, from);
+        await owner.commit();
+      }
       await owner.close();
     })();
     const again = await restarted;
-    assert.ok(
-      events.some((e) => e.kind === "waiting-for-commit" && e.round === 1),
-      JSON.stringify(events),
-    );
-    assert.deepEqual(events.at(-1), { kind: "opened", id: 1, count: 2, mode: "resume", nextRecord: 5 });
+    assert.ok(waitedFor(1) && waitedFor(2), JSON.stringify(events));
+    assert.deepEqual(events.at(-1), { kind: "opened", id: 1, count: 2, mode: "resume", nextRecord: 10 });
     await writeRecords(again);
     await again.close();
     await ownerDone;
