@@ -5,22 +5,26 @@ export interface RunRank {
   id: number;
   count: number;
   /** The launcher whose variables gave the id ("explicit" when the caller gave it). */
-  source: "explicit" | "openmpi" | "mpich" | "slurm" | "kubernetes";
+  source: "explicit" | "openmpi" | "mpich" | "slurm-array" | "slurm" | "kubernetes";
 }
 
 /**
- * The variables each launcher sets for the process it starts, in the order they are tried. A Kubernetes
- * Indexed Job gives only the index: its count (`spec.completions`) must be passed explicitly.
+ * The variables each launcher sets for the process it starts, in the order they are tried. A Slurm array
+ * job's tasks are separate jobs that each see SLURM_PROCID 0, so the task id is tried first (an array
+ * of 0..count-1). A Kubernetes Indexed Job gives only the index: its count (`spec.completions`) must be
+ * passed explicitly.
  */
 const LAUNCHERS = [
   { source: "openmpi", rank: "OMPI_COMM_WORLD_RANK", size: "OMPI_COMM_WORLD_SIZE" },
   { source: "mpich", rank: "PMI_RANK", size: "PMI_SIZE" },
+  { source: "slurm-array", rank: "SLURM_ARRAY_TASK_ID", size: "SLURM_ARRAY_TASK_COUNT" },
   { source: "slurm", rank: "SLURM_PROCID", size: "SLURM_NTASKS" },
   { source: "kubernetes", rank: "JOB_COMPLETION_INDEX", size: undefined },
 ] as const;
 
 const LAUNCHER_HELP =
   "start the process under mpirun/srun (OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/SIZE, SLURM_PROCID/NTASKS), " +
+  "as a Slurm array job of tasks 0..count-1 (SLURM_ARRAY_TASK_ID/COUNT), " +
   "as a Kubernetes Indexed Job (JOB_COMPLETION_INDEX, with the count given), or pass id and count";
 
 function parseCount(text: string, what: string, min: number): number {

@@ -61,6 +61,14 @@ describe("runRank: writer id and count from the launcher's environment", () => {
       count: 8,
       source: "slurm",
     });
+    // Every task of an array job is rank 0 of its own job step: the task id decides.
+    assert.deepEqual(
+      runRank(
+        {},
+        { SLURM_ARRAY_TASK_ID: "3", SLURM_ARRAY_TASK_COUNT: "4", SLURM_PROCID: "0", SLURM_NTASKS: "1" },
+      ),
+      { id: 3, count: 4, source: "slurm-array" },
+    );
     assert.deepEqual(runRank({ count: 5 }, { JOB_COMPLETION_INDEX: "4" }), {
       id: 4,
       count: 5,
