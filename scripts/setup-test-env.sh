@@ -21,8 +21,12 @@ npm ci --no-audit --no-fund
 bash scripts/setup-python.sh
 # The second S3 server of the tests: a real gateway serving a directory, beside the moto emulator.
 VERSITYGW_VERSION=v1.8.0
-if [ ! -x .tools/gopath/bin/versitygw ] || [ "$(cat .tools/versitygw.version 2>/dev/null)" != "$VERSITYGW_VERSION" ]; then
-  command -v go >/dev/null || { echo "setup: go is missing: install Go (go.dev/dl; Debian's golang-go is too old for versitygw)" >&2; exit 1; }
+if [ -x .tools/gopath/bin/versitygw ] && [ "$(cat .tools/versitygw.version 2>/dev/null)" = "$VERSITYGW_VERSION" ]; then
+  : # built by an earlier setup
+elif command -v go >/dev/null; then
   GOPATH="$PWD/.tools/gopath" GOFLAGS=-modcacherw go install "github.com/versity/versitygw/cmd/versitygw@$VERSITYGW_VERSION"
   echo "$VERSITYGW_VERSION" > .tools/versitygw.version
+else
+  # Only the versitygw suites need it; under CI they then fail naming the missing binary.
+  echo "setup: go is missing (Go >= 1.25 from go.dev; Debian's golang-go is too old): versitygw tests cannot run" >&2
 fi
