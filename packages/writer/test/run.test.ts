@@ -181,6 +181,18 @@ describe("StreamRun: the token exchange behind open/write/commit/close", { timeo
     assert.equal(await values(store), await singleWriterValues());
   });
 
+  it("run: writer 0 deletes the tokens of committed rounds at open and keeps those of the open round", async () => {
+    const store = newStore();
+    const runs = [await openRun(store, 0), await openRun(store, 1)];
+    await Promise.all(runs.map((run) => writeRecords(run, 10)));
+    // What a writer 0 stopped between its commit of round 2 and clearing it leaves behind.
+    const stale = new TextEncoder().encode("{}");
+    await store.put("_tokens/2/1.json", stale);
+    await store.put("_tokens/3/1.json", stale);
+    await openRun(store, 0);
+    assert.deepEqual(await store.list("_tokens/"), ["_tokens/3/1.json"]);
+  });
+
   it("run: the owner's waits are reported with the missing writer ids", async () => {
     const store = newStore();
     const events: RunEvent[] = [];
