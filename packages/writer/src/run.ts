@@ -1,5 +1,6 @@
 import { readOutputManifestIfPresent } from "@zarr-stream/reader";
 import {
+  type BlobScope,
   type OutputManifest,
   ProtocolError,
   type RecordArrays,
@@ -9,6 +10,7 @@ import {
   StoreError,
   StoreExists,
   type StreamSchema,
+  type TypedArray,
   ZarrStreamError,
 } from "@zarr-stream/spec";
 import { openStore, type Store } from "@zarr-stream/store";
@@ -133,6 +135,18 @@ export class StreamRun {
     this.written++;
     this.pending++;
     if (this.o.commitEvery > 0 && this.pending >= this.o.commitEvery) await this.commit();
+  }
+
+  /** A static array over this writer's region, committed with the next round. */
+  async writeStatic(name: string, array: TypedArray): Promise<void> {
+    if (this.closed) throw new ProtocolError("this run is closed");
+    await this.writer.writeStatic(name, array);
+  }
+
+  /** A blob of this writer (seed §6), committed with the next round. */
+  async writeBlob(scope: BlobScope, key: string, bytes: Uint8Array): Promise<void> {
+    if (this.closed) throw new ProtocolError("this run is closed");
+    await this.writer.writeBlob(scope, key, bytes);
   }
 
   /**
