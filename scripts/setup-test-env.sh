@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs everything the tests need on a fresh machine: clang, lld and wasi-libc (the codecs' SIMD wasm
-# build), chromium and fincore (apt, when root and missing), the npm workspace, and the Python cross-check
-# peers. The codecs addon needs no OS library: our Blosc and zstd's sources (fetched from npm) are compiled in.
+# build), chromium, fincore and Open MPI (apt, when root and missing), the npm workspace, the Python
+# cross-check peers, and Versity's S3 gateway (built from the Go module proxy into the git-ignored .tools/,
+# skipped when already built). The codecs addon needs no OS library: our Blosc and zstd's sources (fetched
+# from npm) are compiled in.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 need=()
@@ -11,12 +13,26 @@ command -v wasm-ld >/dev/null || need+=(lld)
 compgen -G "/usr/lib/llvm-*/lib/clang/*/lib/wasi/libclang_rt.builtins-wasm32.a" >/dev/null || need+=(libclang-rt-14-dev-wasm32)
 [ -x /usr/bin/chromium ] || need+=(chromium) # the viewer's end-to-end test drives Debian's chromium
 command -v fincore >/dev/null || need+=(util-linux-extra) # shows that direct writes bypass the page cache
+command -v mpirun >/dev/null || need+=(openmpi-bin) # a real launcher for the multi-process tests
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
   else
-    echo "setup: ${need[*]} missing and not root: no SIMD wasm codecs build, browser and page-cache tests cannot run"
+    echo "setup: ${need[*]} missing and not root: no SIMD wasm codecs build; browser, page-cache, mpirun and versitygw tests cannot run"
   fi
 fi
 npm ci --no-audit --no-fund
 bash scripts/setup-python.sh
+# The second S3 server of the tests: a real gateway serving a directory, beside the moto emulator.
+VERSITYGW_VERSION=v1.8.0
+if [ -x .tools/gopath/bin/versitygw ] && [ "$(cat .tools/versitygw.version 2>/dev/null)" = "$VERSITYGW_VERSION" ]; then
+  : # built by an earlier setup
+elif command -v go >/dev/null; then
+  # Modules and build cache stay in the user's Go caches, so a fresh clone on the same machine links in seconds.
+  GOPATH="$PWD/.tools/gopath" GOMODCACHE="$(go env GOMODCACHE)" GOFLAGS=-modcacherw \
+    go install "github.com/versity/versitygw/cmd/versitygw@$VERSITYGW_VERSION"
+  echo "$VERSITYGW_VERSION" > .tools/versitygw.version
+else
+  # Only the versitygw suites need it; under CI they then fail naming the missing binary.
+  echo "setup: go is missing (Go >= 1.25 from go.dev; Debian's golang-go is too old): versitygw tests cannot run" >&2
+fi

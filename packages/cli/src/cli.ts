@@ -5,6 +5,7 @@ import { type Profile, ZarrStreamError } from "@zarr-stream/spec";
 import { openStore } from "@zarr-stream/store";
 import { serveViewer } from "@zarr-stream/viewer";
 import { asUsage, intOption, storeArgument, UsageError } from "./args.js";
+import { runDemoProcs, runDemoRank } from "./demo/ranks.js";
 import { runDemo } from "./demo/run.js";
 import { dumpStore } from "./dump.js";
 import { HELP, MAIN_HELP } from "./help.js";
@@ -39,10 +40,18 @@ async function demo(argv: string[], io: CliIo): Promise<number> {
         "commit-every": { type: "string" },
         json: { type: "boolean" },
         serve: { type: "boolean" },
+        store: { type: "string" },
+        procs: { type: "string" },
+        rank: { type: "string" },
+        "rank-from-env": { type: "boolean" },
       },
     }),
   );
   if (values.help) return help(io, "demo");
+  if (values.store !== undefined) return demoOnStore(values, io);
+  for (const flag of ["procs", "rank", "rank-from-env"] as const) {
+    if (values[flag] !== undefined) throw new UsageError(`--${flag} needs --store URL`);
+  }
   if (positionals.length > 0)
     throw new UsageError(`demo takes no positional arguments, got ${positionals.join(" ")}`);
   const profile = (values.profile ?? "diagnostic") as Profile;
@@ -70,6 +79,59 @@ async function demo(argv: string[], io: CliIo): Promise<number> {
   const ok = summary.readback_ok && summary.verify_ok;
   if (ok && values.serve) return serveUntilStopped(summary.store, undefined, io);
   return ok ? EXIT.ok : EXIT.failed;
+}
+
+/** `demo --store URL` with writers as OS processes: `--procs N` starts them, or this process is one rank. */
+async function demoOnStore(values: Record<string, string | boolean | undefined>, io: CliIo): Promise<number> {
+  const str = (k: string) => values[k] as string | undefined;
+  if (values.out !== undefined || values.serve !== undefined)
+    throw new UsageError("--store writes to the URL given: --out and --serve are for the local thread demo");
+  const modes = [values.procs !== undefined, values.rank !== undefined, values["rank-from-env"] === true];
+  if (modes.filter(Boolean).length !== 1)
+    throw new UsageError("--store needs exactly one of --procs N, --rank I, --rank-from-env");
+  const common = ["store", "records", "grid", "commit-every", "profile"].flatMap((k) =>
+    str(k) === undefined ? [] : [`--${k}`, str(k)!],
+  );
+  if (values.procs !== undefined) {
+    return runDemoProcs(
+      [...common, ...(values.json ? ["--json"] : [])],
+      intOption(str("procs"), "procs", 1),
+      io,
+    );
+  }
+  const grid = /^(\d+)x(\d+)$/.exec(str("grid") ?? "180x360");
+  if (!grid || Number(grid[1]) < 1 || Number(grid[2]) < 1)
+    throw new UsageError(`--grid must be LATxLON (e.g. 180x360), got ${JSON.stringify(str("grid"))}`);
+  const profile = (str("profile") ?? "diagnostic") as Profile;
+  if (!PROFILES.includes(profile)) throw new UsageError(`--profile must be one of ${PROFILES.join(", ")}`);
+  const summary = await runDemoRank(
+    {
+      store: str("store")!,
+      ...(values.rank === undefined ? {} : { rank: intOption(str("rank"), "rank", 0, 0) }),
+      writers: intOption(str("writers"), "writers", 4),
+      records: intOption(str("records"), "records", 48),
+      profile,
+      grid: { nLat: Number(grid[1]), nLon: Number(grid[2]) },
+      commitEvery: intOption(str("commit-every"), "commit-every", 8),
+    },
+    io,
+  );
+  if (summary.writer !== 0) return EXIT.ok;
+  if (values.json) json(io, summary);
+  else {
+    io.stdout.write(
+      [
+        `store        ${summary.store}`,
+        `records      ${summary.records} committed by ${summary.writers} writer processes (writer 0 started at record ${summary.resumed_at})`,
+        `read back    ${summary.readback_ok ? "identical to what was written" : `${summary.mismatches?.length} MISMATCH(ES)`}`,
+        ...(summary.mismatches ?? []).slice(0, 10).map((m) => `  ${m}`),
+        `verify       ${summary.verify_ok ? "OK" : "FAILED"}`,
+        `quicklook    ${summary.quicklook}`,
+        "",
+      ].join("\n"),
+    );
+  }
+  return summary.readback_ok && summary.verify_ok ? EXIT.ok : EXIT.failed;
 }
 
 async function serveUntilStopped(storeDir: string, port: number | undefined, io: CliIo): Promise<number> {

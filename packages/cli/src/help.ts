@@ -25,6 +25,7 @@ Example:
 
 export const HELP: Record<string, string> = {
   demo: `Usage: zstream demo [--out DIR] [--writers N] [--records M] [--profile P] [--grid LATxLON] [--commit-every K] [--serve]
+       zstream demo --store URL (--procs N | --rank-from-env | --rank I) [--writers N] [--records M] ...
 
 Simulates a domain-decomposed model run on a local store: N writer threads (writer 0 the owner), each
 owning a shard-aligned lat x lon block, stream M hourly records of a near-surface temperature field with
@@ -42,8 +43,17 @@ Options:
   --json             print the summary as JSON
   --serve            then open the browser viewer on the demo store (Ctrl-C to stop)
 
+Writers as OS processes, on any store URL (s3://bucket/prefix with the AWS_* variables, a path):
+  --store URL        write there through the run API (tokens travel through the store)
+  --procs N          start N writer processes of this command
+  --rank-from-env    be one rank of a launcher: id and count from OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/SIZE,
+                     SLURM_ARRAY_TASK_ID/COUNT, SLURM_PROCID/NTASKS, or JOB_COMPLETION_INDEX (+ --writers)
+  --rank I           be writer I of --writers N
+  A restarted rank resumes from the committed state. Writer 0 prints the read-back, verify and quicklook.
+
 Example:
   zstream demo --out /tmp/run.zarr --writers 4 --records 48
+  mpirun -n 4 npx zstream demo --store s3://bucket/run --rank-from-env --grid 90x180
 `,
   serve: `Usage: zstream serve STORE [--port P]
 

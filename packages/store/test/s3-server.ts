@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
@@ -10,6 +11,8 @@ import { S3Store, type S3StoreOptions } from "../src/s3-store.js";
 /** Repository root, from packages/store/dist/test/<file>.js. */
 export const REPO = fileURLToPath(new URL("../../../../", import.meta.url));
 export const MOTO_SERVER = join(REPO, ".venv", "bin", "moto_server");
+/** Versity's S3 gateway, built by scripts/setup-test-env.sh into a git-ignored folder. */
+export const VERSITYGW = join(REPO, ".tools", "gopath", "bin", "versitygw");
 /** moto accepts any credentials; these keep the SDK from searching the machine for real ones. */
 export const TEST_CREDENTIALS = { accessKeyId: "zs-test", secretAccessKey: "zs-test" };
 
@@ -59,30 +62,96 @@ async function answers(endpoint: string): Promise<boolean> {
   }
 }
 
+/** The S3 servers the suites run against: an emulator (moto) and a real gateway (versitygw). */
+export type S3ServerKind = "moto" | "versitygw";
+export const S3_SERVER_KINDS: readonly S3ServerKind[] = ["moto", "versitygw"];
+
+/**
+ * Why the suites cannot run on `kind`, or undefined when they can. versitygw is built by the setup
+ * script; under CI a missing binary is a setup error reported as a failure, never a skip.
+ */
+export function s3ServerSkipReason(kind: S3ServerKind): string | undefined {
+  if (kind === "moto") return s3SkipReason();
+  if (existsSync(VERSITYGW) || process.env.CI === "true") return undefined;
+  return `${VERSITYGW} is missing: run scripts/setup-test-env.sh (it builds versitygw with go)`;
+}
+
+/** Starts a server of `kind` on a free loopback port. */
+export function startS3ServerOf(kind: S3ServerKind): Promise<S3Server> {
+  return kind === "moto" ? startS3Server() : startVersityServer();
+}
+
+/** Starts a server process on free loopback ports until one answers `probe` (3 attempts, 20 s each). */
+async function spawnOnFreePort(
+  name: string,
+  command: (port: number) => [string, string[], Record<string, string>],
+  probe: (endpoint: string) => Promise<boolean>,
+): Promise<{ proc: ChildProcess; endpoint: string }> {
+  let log = "";
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const port = await freePort();
+    const endpoint = `http://127.0.0.1:${port}`;
+    const [file, args, env] = command(port);
+    const proc = spawn(file, args, { stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, ...env } });
+    proc.stderr?.on("data", (d: Buffer) => {
+      log = (log + d.toString()).slice(-4000);
+    });
+    const deadline = Date.now() + 20_000;
+    while (Date.now() < deadline && proc.exitCode === null && !(await probe(endpoint))) await sleep(100);
+    if (proc.exitCode === null && (await probe(endpoint))) return { proc, endpoint };
+    proc.kill("SIGKILL");
+  }
+  throw new Error(`${name} did not start: ${log}`);
+}
+
+/** Any HTTP answer at all (versitygw answers an unsigned request with 403): the port is served. */
+async function httpAnswers(endpoint: string): Promise<boolean> {
+  try {
+    const res = await fetch(`${endpoint}/`, { signal: AbortSignal.timeout(1000) });
+    await res.arrayBuffer();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Starts versitygw serving a fresh temporary directory (each bucket a subdirectory) with root
+ * credentials, and waits until it answers.
+ */
+export async function startVersityServer(): Promise<S3Server> {
+  if (!existsSync(VERSITYGW)) {
+    throw new Error(`${VERSITYGW} is missing: run \`bash scripts/setup-test-env.sh\` (it builds versitygw)`);
+  }
+  const root = mkdtempSync(join(tmpdir(), "zs-versitygw-"));
+  const { accessKeyId: access, secretAccessKey: secret } = TEST_CREDENTIALS;
+  const { proc, endpoint } = await spawnOnFreePort(
+    "versitygw",
+    (port) => [
+      VERSITYGW,
+      ["--port", `127.0.0.1:${port}`, "--access", access, "--secret", secret, "posix", root],
+      { ROOT_ACCESS_KEY: access, ROOT_SECRET_KEY: secret },
+    ],
+    httpAnswers,
+  );
+  return serverOn(endpoint, proc, () => rmSync(root, { recursive: true, force: true }));
+}
+
 /** Starts moto_server on a free loopback port and waits until it answers (up to 20 s). */
 export async function startS3Server(): Promise<S3Server> {
   if (!existsSync(MOTO_SERVER)) {
     throw new Error(`${MOTO_SERVER} is missing: run \`flock /tmp/pip.lock bash scripts/setup-python.sh\``);
   }
-  let child: ChildProcess | undefined;
-  let endpoint = "";
-  let log = "";
-  for (let attempt = 0; attempt < 3 && child === undefined; attempt++) {
-    const port = await freePort();
-    endpoint = `http://127.0.0.1:${port}`;
-    const proc = spawn(MOTO_SERVER, ["-H", "127.0.0.1", "-p", String(port)], {
-      stdio: ["ignore", "ignore", "pipe"],
-    });
-    proc.stderr?.on("data", (d: Buffer) => {
-      log = (log + d.toString()).slice(-4000);
-    });
-    const deadline = Date.now() + 20_000;
-    while (Date.now() < deadline && proc.exitCode === null && !(await answers(endpoint))) await sleep(100);
-    if (proc.exitCode === null && (await answers(endpoint))) child = proc;
-    else proc.kill("SIGKILL");
-  }
-  if (child === undefined) throw new Error(`moto_server did not start: ${log}`);
-  const server = child;
+  const { proc, endpoint } = await spawnOnFreePort(
+    "moto_server",
+    (port) => [MOTO_SERVER, ["-H", "127.0.0.1", "-p", String(port)], {}],
+    answers,
+  );
+  return serverOn(endpoint, proc, () => {});
+}
+
+/** The S3Server around a started server process; `cleanup` runs once it has exited. */
+function serverOn(endpoint: string, server: ChildProcess, cleanup: () => void): S3Server {
   const client = new S3Client({
     endpoint,
     region: "us-east-1",
@@ -124,6 +193,7 @@ export async function startS3Server(): Promise<S3Server> {
         if (server.exitCode !== null) resolve(undefined);
         else server.once("exit", resolve);
       });
+      cleanup();
     },
   };
 }

@@ -7,101 +7,107 @@ import { fileURLToPath } from "node:url";
 import { StoreError } from "@zarr-stream/spec";
 import { openStore } from "../src/open-store.js";
 import { S3Store } from "../src/s3-store.js";
-import { type S3Server, s3SkipReason, startS3Server, TEST_CREDENTIALS } from "./s3-server.js";
+import {
+  S3_SERVER_KINDS,
+  type S3Server,
+  s3ServerSkipReason,
+  startS3ServerOf,
+  TEST_CREDENTIALS,
+} from "./s3-server.js";
 import { bytes, storeSuite, versionedStoreSuite } from "./store-suite.js";
 
-const skip = s3SkipReason();
-let server: S3Server;
-let bucket: string;
-
-before(async () => {
-  if (skip !== undefined) return;
-  server = await startS3Server();
-  bucket = await server.makeBucket();
-});
-after(() => server?.stop());
-
-describe("S3Store against a loopback moto server", { skip }, () => {
-  storeSuite("S3Store", () => server.store());
-  versionedStoreSuite("S3Store", () => server.store());
-
-  it("S3Store.put: above the multipart threshold the upload is multipart and reads back whole", async () => {
-    const s = server.store({ multipartThreshold: 5 * 1024 * 1024, partSize: 5 * 1024 * 1024 });
-    const big = new Uint8Array(11 * 1024 * 1024 + 7);
-    for (let i = 0; i < big.length; i += 4096) big[i] = (i / 4096) & 255;
-    await s.put("big", big);
-    const version = (await s.getVersioned("big"))!.version;
-    // S3 marks multipart ETags with "-<parts>"; a single PUT's ETag is a plain MD5.
-    assert.match(version, /-3"$/);
-    assert.deepEqual(await s.get("big"), big);
-    assert.deepEqual(await s.getSuffix("big", 5), big.slice(-5));
-    assert.equal(await s.putIfAbsent("big", big), false, "multipart putIfAbsent on a present key");
-    assert.equal(await s.putIfAbsent("big2", big), true);
-    assert.equal(await s.size("big2"), big.length);
-  });
-
-  it("S3Store prefixes: two stores in one bucket see only their own keys", async () => {
-    const a = server.store({ prefix: "runs/a" });
-    const b = server.store({ prefix: "runs/ab" });
-    await a.put("zarr.json", bytes(1));
-    await b.put("zarr.json", bytes(2));
-    assert.deepEqual(await a.list(""), ["zarr.json"]);
-    assert.deepEqual(await b.get("zarr.json"), bytes(2));
-    assert.equal(a.url, `s3://${bucket}/runs/a`);
-  });
-
-  it("S3Store.list: pages past S3's 1000-key page and returns every key sorted", async () => {
-    const s = server.store();
-    const keys = Array.from({ length: 1010 }, (_, i) => `c/${i}`);
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: 16 }, async () => {
-        while (next < keys.length) await s.put(keys[next++]!, bytes(1));
-      }),
-    );
-    assert.deepEqual(await s.list("c/"), [...keys].sort());
-  });
-
-  it("openStore: s3://bucket/prefix gives an S3Store configured from the AWS environment variables", async () => {
-    const saved = { ...process.env };
-    Object.assign(process.env, server.env);
-    try {
-      const s = openStore(`s3://${bucket}/env/run-1`);
-      assert.ok(s instanceof S3Store);
-      assert.equal(s.url, `s3://${bucket}/env/run-1`);
-      await s.put("zarr.json", bytes(7));
-      assert.deepEqual(await server.store({ prefix: "env/run-1" }).get("zarr.json"), bytes(7));
-      await (s as S3Store).close();
-    } finally {
-      for (const k of Object.keys(server.env)) {
-        if (saved[k] === undefined) delete process.env[k];
-        else process.env[k] = saved[k];
-      }
-    }
-  });
-
-  it("README: the S3 example runs against the server named by the environment and prints what it says", () => {
-    const readme = readFileSync(fileURLToPath(new URL("../../README.md", import.meta.url)), "utf8");
-    const code = [...readme.matchAll(/```js\n([\s\S]*?)```/g)]
-      .map((m) => m[1]!)
-      .find((c) => c.includes("s3://"));
-    assert.ok(code !== undefined, "README has an S3 example");
-    const expected = [...code.matchAll(/console\.log\(.*\); \/\/ (.*)$/gm)].map((m) =>
-      m[1]!.replace(/ \(.*\)$/, ""),
-    );
-    const out = execFileSync(process.execPath, ["--input-type=module", "--eval", code], {
-      cwd: fileURLToPath(new URL("../../", import.meta.url)),
-      encoding: "utf8",
-      env: { ...process.env, ...server.env, ZS_S3_BUCKET: bucket },
+// The same suite on an emulator (moto) and on a real S3 gateway serving a directory (versitygw).
+for (const kind of S3_SERVER_KINDS) {
+  describe(`S3Store against a loopback ${kind} server`, { skip: s3ServerSkipReason(kind) }, () => {
+    let server: S3Server;
+    let bucket: string;
+    before(async () => {
+      server = await startS3ServerOf(kind);
+      bucket = await server.makeBucket();
     });
-    assert.deepEqual(out.trimEnd().split("\n"), expected);
-  });
+    after(() => server?.stop());
 
-  it("S3Store: a missing bucket is a StoreError naming the key, not an absent object", async () => {
-    const s = server.store({ bucket: "no-such-bucket-zs" });
-    await assert.rejects(s.put("k", bytes(1)), (e: unknown) => e instanceof StoreError && e.key === "k");
+    storeSuite("S3Store", () => server.store());
+    versionedStoreSuite("S3Store", () => server.store());
+
+    it("S3Store.put: above the multipart threshold the upload is multipart and reads back whole", async () => {
+      const s = server.store({ multipartThreshold: 5 * 1024 * 1024, partSize: 5 * 1024 * 1024 });
+      const big = new Uint8Array(11 * 1024 * 1024 + 7);
+      for (let i = 0; i < big.length; i += 4096) big[i] = (i / 4096) & 255;
+      await s.put("big", big);
+      const version = (await s.getVersioned("big"))!.version;
+      // S3 marks multipart ETags with "-<parts>"; a single PUT's ETag is a plain MD5.
+      assert.match(version, /-3"$/);
+      assert.deepEqual(await s.get("big"), big);
+      assert.deepEqual(await s.getSuffix("big", 5), big.slice(-5));
+      assert.equal(await s.putIfAbsent("big", big), false, "multipart putIfAbsent on a present key");
+      assert.equal(await s.putIfAbsent("big2", big), true);
+      assert.equal(await s.size("big2"), big.length);
+    });
+
+    it("S3Store prefixes: two stores in one bucket see only their own keys", async () => {
+      const a = server.store({ prefix: "runs/a" });
+      const b = server.store({ prefix: "runs/ab" });
+      await a.put("zarr.json", bytes(1));
+      await b.put("zarr.json", bytes(2));
+      assert.deepEqual(await a.list(""), ["zarr.json"]);
+      assert.deepEqual(await b.get("zarr.json"), bytes(2));
+      assert.equal(a.url, `s3://${bucket}/runs/a`);
+    });
+
+    it("S3Store.list: pages past S3's 1000-key page and returns every key sorted", async () => {
+      const s = server.store();
+      const keys = Array.from({ length: 1010 }, (_, i) => `c/${i}`);
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: 16 }, async () => {
+          while (next < keys.length) await s.put(keys[next++]!, bytes(1));
+        }),
+      );
+      assert.deepEqual(await s.list("c/"), [...keys].sort());
+    });
+
+    it("openStore: s3://bucket/prefix gives an S3Store configured from the AWS environment variables", async () => {
+      const saved = { ...process.env };
+      Object.assign(process.env, server.env);
+      try {
+        const s = openStore(`s3://${bucket}/env/run-1`);
+        assert.ok(s instanceof S3Store);
+        assert.equal(s.url, `s3://${bucket}/env/run-1`);
+        await s.put("zarr.json", bytes(7));
+        assert.deepEqual(await server.store({ prefix: "env/run-1" }).get("zarr.json"), bytes(7));
+        await (s as S3Store).close();
+      } finally {
+        for (const k of Object.keys(server.env)) {
+          if (saved[k] === undefined) delete process.env[k];
+          else process.env[k] = saved[k];
+        }
+      }
+    });
+
+    it("README: the S3 example runs against the server named by the environment and prints what it says", () => {
+      const readme = readFileSync(fileURLToPath(new URL("../../README.md", import.meta.url)), "utf8");
+      const code = [...readme.matchAll(/```js\n([\s\S]*?)```/g)]
+        .map((m) => m[1]!)
+        .find((c) => c.includes("s3://"));
+      assert.ok(code !== undefined, "README has an S3 example");
+      const expected = [...code.matchAll(/console\.log\(.*\); \/\/ (.*)$/gm)].map((m) =>
+        m[1]!.replace(/ \(.*\)$/, ""),
+      );
+      const out = execFileSync(process.execPath, ["--input-type=module", "--eval", code], {
+        cwd: fileURLToPath(new URL("../../", import.meta.url)),
+        encoding: "utf8",
+        env: { ...process.env, ...server.env, ZS_S3_BUCKET: bucket },
+      });
+      assert.deepEqual(out.trimEnd().split("\n"), expected);
+    });
+
+    it("S3Store: a missing bucket is a StoreError naming the key, not an absent object", async () => {
+      const s = server.store({ bucket: "no-such-bucket-zs" });
+      await assert.rejects(s.put("k", bytes(1)), (e: unknown) => e instanceof StoreError && e.key === "k");
+    });
   });
-});
+}
 
 describe("S3Store configuration", () => {
   it("standards: bad bucket names, prefixes, part sizes and URLs are StoreErrors before any request", () => {

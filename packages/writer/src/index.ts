@@ -1,5 +1,6 @@
 export type { WriterControlPlaneOptions } from "./control-plane-link.js";
 export { LEASE_PREFIX, leaseKey } from "./fenced-objects.js";
+export { type RunRank, runRank } from "./launcher-env.js";
 export {
   type CollectOptions,
   clearRound,
@@ -8,4 +9,5 @@ export {
   mailboxKey,
   postToken,
 } from "./mailbox.js";
+export { type RunEvent, type RunOptions, StreamRun } from "./run.js";
 export { type WriterOptions, ZarrStreamWriter } from "./writer.js";

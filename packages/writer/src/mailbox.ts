@@ -133,6 +133,17 @@ export async function clearRound(store: Store, round: number): Promise<void> {
   for (const key of await store.list(`${ROOT}/${round}/`)) await store.delete(key);
 }
 
+/**
+ * Deletes the tokens of every round up to `committedSeq`: those rounds are committed, and an owner
+ * stopped between its commit and its clearRound leaves theirs behind.
+ */
+export async function clearCommittedRounds(store: Store, committedSeq: number): Promise<void> {
+  for (const key of await store.list(`${ROOT}/`)) {
+    const m = /^([1-9][0-9]{0,14})\//.exec(key.slice(ROOT.length + 1));
+    if (m !== null && Number(m[1]) <= committedSeq) await store.delete(key);
+  }
+}
+
 /** Writer id of `_tokens/<round>/<id>.json`; other names (a stray upload, a deeper key) are not tokens. */
 function writerOfKey(key: string, dir: string): number | undefined {
   const m = /^(0|[1-9][0-9]{0,8})\.json$/.exec(key.slice(dir.length));

@@ -11,7 +11,12 @@ export interface Child {
 
 /** Starts `node script ...args` and follows its stdout line by line. */
 export function startChild(script: string, args: string[], env: Record<string, string> = {}): Child {
-  const proc = spawn(process.execPath, [script, ...args], {
+  return startCommand(process.execPath, [script, ...args], env);
+}
+
+/** Starts any command (a launcher such as mpirun) and follows its stdout line by line. */
+export function startCommand(file: string, args: string[], env: Record<string, string> = {}): Child {
+  const proc = spawn(file, args, {
     stdio: ["ignore", "pipe", "pipe"],
     env: { ...process.env, ...env },
   });

@@ -6,13 +6,18 @@ import { after, before } from "node:test";
 import { fileURLToPath } from "node:url";
 import { MANIFEST_KEY } from "@zarr-stream/reader";
 import { FsStore, type Store, snapshotStore } from "@zarr-stream/store";
-import { type S3Server, s3SkipReason, startS3Server } from "@zarr-stream/store/test/s3-server";
+import {
+  type S3Server,
+  type S3ServerKind,
+  s3ServerSkipReason,
+  startS3ServerOf,
+} from "@zarr-stream/store/test/s3-server";
 import { LEASE_PREFIX, ZarrStreamWriter } from "../src/index.js";
 import { type Child, startChild } from "./child-process.js";
 import { committedDump, recordArrays } from "./helpers.js";
-import { MP_COMMIT_EVERY, MP_RECORDS, MP_SCHEMA, mpT } from "./mp-workload.js";
+import { MP_COMMIT_EVERY, MP_RECORDS, MP_SCHEMA, MP_WRITERS, mpT } from "./mp-workload.js";
 
-const CHILD = fileURLToPath(new URL("./mailbox-child.js", import.meta.url));
+export const CHILD = fileURLToPath(new URL("./mp-child.js", import.meta.url));
 
 export interface MpS3 {
   skip: string | undefined;
@@ -23,12 +28,12 @@ export interface MpS3 {
   tmp: string;
 }
 
-/** Per test file: a moto server with one bucket, and the single-writer reference store. */
-export function mpS3Fixture(label: string): MpS3 {
-  const fx = { skip: s3SkipReason(), tmp: mkdtempSync(join(tmpdir(), `zs-${label}-`)) } as MpS3;
+/** Per describe block: an S3 server of `kind` with one bucket, and the single-writer reference store. */
+export function mpS3Fixture(label: string, kind: S3ServerKind): MpS3 {
+  const fx = { skip: s3ServerSkipReason(kind), tmp: mkdtempSync(join(tmpdir(), `zs-${label}-`)) } as MpS3;
   before(async () => {
     if (fx.skip !== undefined) return;
-    fx.server = await startS3Server();
+    fx.server = await startS3ServerOf(kind);
     fx.bucket = await fx.server.makeBucket();
     fx.reference = new FsStore(join(fx.tmp, "single"));
     const w = await ZarrStreamWriter.create(fx.reference, MP_SCHEMA, { kind: "single" });
@@ -71,15 +76,9 @@ export async function dataObjects(store: Store): Promise<Map<string, string>> {
   );
 }
 
-/** Starts writer `id` of the run as its own OS process (mailbox-child.js). */
-export function launch(
-  fx: MpS3,
-  url: string,
-  id: number,
-  mode: string,
-  env: Record<string, string> = {},
-): Child {
-  return startChild(CHILD, [url, String(id), mode], { ...fx.server.env, ...env });
+/** Starts writer `id` of the 8-writer run as its own OS process (mp-child.js). */
+export function launch(fx: MpS3, url: string, id: number, env: Record<string, string> = {}): Child {
+  return startChild(CHILD, [url, String(id), String(MP_WRITERS)], { ...fx.server.env, ...env });
 }
 
 export async function allExit(children: Child[]): Promise<void> {

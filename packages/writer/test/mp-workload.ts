@@ -17,8 +17,16 @@ export const MP_SCHEMA = gridSchema({
     time: { attrs: { units: "s" } },
   },
 });
-export const MP_REGIONS: Region[] = Array.from({ length: MP_WRITERS }, (_, id) => ({
-  lat: [2 * Math.floor(id / 2), 2 * Math.floor(id / 2) + 2],
-  lon: [3 * (id % 2), 3 * (id % 2) + 3],
-}));
+export const MP_REGIONS: Region[] = mpRegions(MP_WRITERS);
+
+/** Regions of a run of 8 writers (lat x lon 4x2) or 4 (lat only, as `mpirun -n 4` starts them). */
+export function mpRegions(count: number): Region[] {
+  if (count === 4) return Array.from({ length: 4 }, (_, id) => ({ lat: [2 * id, 2 * id + 2] }));
+  if (count !== MP_WRITERS)
+    throw new Error(`the workload splits into 4 or ${MP_WRITERS} writers, not ${count}`);
+  return Array.from({ length: count }, (_, id) => ({
+    lat: [2 * Math.floor(id / 2), 2 * Math.floor(id / 2) + 2],
+    lon: [3 * (id % 2), 3 * (id % 2) + 3],
+  }));
+}
 export const mpT = (r: number) => 3600 * (r + 1);

@@ -3,6 +3,7 @@
  * per-writer random stream, so the read-back check can regenerate exactly what each writer wrote.
  */
 import type { Region } from "@zarr-stream/spec";
+import { SchemaError } from "@zarr-stream/spec";
 
 const DEG = Math.PI / 180;
 export const DAY = 86400;
@@ -43,6 +44,15 @@ export class Rng {
       z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35) >>> 0;
       this.s[i] = (z ^ (z >>> 16)) >>> 0 || 1;
     }
+  }
+
+  /** The generator a checkpointed `stateBytes()` describes (a restarted writer goes on from it). */
+  static fromState(bytes: Uint8Array): Rng {
+    if (bytes.length !== 16) throw new SchemaError(`an Rng state is 16 bytes, got ${bytes.length}`, "");
+    const rng = new Rng(0);
+    const view = new DataView(bytes.buffer, bytes.byteOffset, 16);
+    for (let i = 0; i < 4; i++) rng.s[i] = view.getUint32(4 * i, true);
+    return rng;
   }
 
   nextU32(): number {

@@ -1,0 +1,270 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { Fenced, ProtocolError, SchemaError, StoreError } from "@zarr-stream/spec";
+import { S3Store, type Store } from "@zarr-stream/store";
+import { MailboxTimeout, type RunEvent, runRank, StreamRun, ZarrStreamWriter } from "../src/index.js";
+import { bytesOf, committedDump, gridSchema, newStore, recordArrays } from "./helpers.js";
+
+const SCHEMA = gridSchema();
+const REGIONS = [{ lat: [0, 2] as [number, number] }, { lat: [2, 4] as [number, number] }];
+const RECORDS = 12;
+const t = (r: number) => 60 * (r + 1);
+
+/** Every committed value, without the manifest's format name (a Single writer's store is v1). */
+async function values(store: Store): Promise<string> {
+  return JSON.stringify((JSON.parse(await committedDump(store)) as unknown[]).slice(1));
+}
+
+async function singleWriterValues(): Promise<string> {
+  const store = newStore();
+  const w = await ZarrStreamWriter.create(store, SCHEMA, { kind: "single" });
+  for (let r = 0; r < RECORDS; r++) await w.writeRecord(t(r), recordArrays(SCHEMA, r, {}));
+  await w.close();
+  return values(store);
+}
+
+function openRun(store: Store, id: number, over: Partial<Parameters<typeof StreamRun.open>[0]> = {}) {
+  return StreamRun.open({
+    store,
+    id,
+    count: 2,
+    region: REGIONS[id],
+    schema: SCHEMA,
+    commitEvery: 5,
+    pollMs: 5,
+    timeoutMs: 20_000,
+    env: {},
+    ...over,
+  });
+}
+
+/** Writes records [from, to) of writer `run.rank.id` (the owner adds the unpartitioned arrays). */
+async function writeRecords(run: StreamRun, to = RECORDS, from = run.nextRecord, seed = 0): Promise<void> {
+  for (let r = from; r < to; r++) {
+    await run.write(
+      t(r),
+      recordArrays(SCHEMA, r + seed, REGIONS[run.rank.id]!, (_, p) => p || run.isOwner),
+    );
+  }
+}
+
+describe("runRank: writer id and count from the launcher's environment", () => {
+  it("run: Open MPI, MPICH, Slurm and a Kubernetes Indexed Job give id and count; explicit values win", () => {
+    assert.deepEqual(runRank({}, { OMPI_COMM_WORLD_RANK: "2", OMPI_COMM_WORLD_SIZE: "4" }), {
+      id: 2,
+      count: 4,
+      source: "openmpi",
+    });
+    assert.deepEqual(runRank({}, { PMI_RANK: "0", PMI_SIZE: "3" }), { id: 0, count: 3, source: "mpich" });
+    assert.deepEqual(runRank({}, { SLURM_PROCID: "7", SLURM_NTASKS: "8" }), {
+      id: 7,
+      count: 8,
+      source: "slurm",
+    });
+    // Every task of an array job is rank 0 of its own job step: the task id decides.
+    assert.deepEqual(
+      runRank(
+        {},
+        { SLURM_ARRAY_TASK_ID: "3", SLURM_ARRAY_TASK_COUNT: "4", SLURM_PROCID: "0", SLURM_NTASKS: "1" },
+      ),
+      { id: 3, count: 4, source: "slurm-array" },
+    );
+    assert.deepEqual(runRank({ count: 5 }, { JOB_COMPLETION_INDEX: "4" }), {
+      id: 4,
+      count: 5,
+      source: "kubernetes",
+    });
+    assert.deepEqual(runRank({ id: 1, count: 2 }, { OMPI_COMM_WORLD_RANK: "3", OMPI_COMM_WORLD_SIZE: "4" }), {
+      id: 1,
+      count: 2,
+      source: "explicit",
+    });
+  });
+
+  it("run: a missing count, an id >= count and a rank that is not an integer are SchemaErrors saying what to do", () => {
+    assert.throws(
+      () => runRank({}, { JOB_COMPLETION_INDEX: "1" }),
+      (e: unknown) => {
+        return e instanceof SchemaError && /no writer count/.test(e.message) && /Indexed Job/.test(e.message);
+      },
+    );
+    assert.throws(() => runRank({}, {}), /no writer id: start the process under mpirun/);
+    assert.throws(
+      () => runRank({}, { SLURM_PROCID: "4", SLURM_NTASKS: "4" }),
+      (e: unknown) =>
+        e instanceof SchemaError && /writer id 4 is not below the writer count 4/.test(e.message),
+    );
+    assert.throws(() => runRank({ id: 2, count: 2 }), SchemaError);
+    assert.throws(() => runRank({}, { PMI_RANK: "1x", PMI_SIZE: "2" }), SchemaError);
+    assert.throws(() => runRank({}, { PMI_RANK: "-1", PMI_SIZE: "2" }), SchemaError);
+    assert.throws(() => runRank({ id: 0, count: 0 }), SchemaError);
+  });
+});
+
+describe("StreamRun: the token exchange behind open/write/commit/close", { timeout: 60_000 }, () => {
+  it("run: an owner and a contributor with commitEvery 5 commit rounds 1-3 (the last at close) and equal a single writer", async () => {
+    const store = newStore();
+    const events: RunEvent[] = [];
+    const owner = await openRun(store, 0, { onEvent: (e) => events.push(e) });
+    const contributor = await openRun(store, 1);
+    await Promise.all(
+      [owner, contributor].map(async (run) => {
+        await writeRecords(run);
+        await run.close();
+      }),
+    );
+    assert.deepEqual(
+      events.filter((e) => e.kind === "committed"),
+      [
+        { kind: "committed", round: 1, nCommitted: 5 },
+        { kind: "committed", round: 2, nCommitted: 10 },
+        { kind: "committed", round: 3, nCommitted: 12 },
+      ],
+    );
+    assert.deepEqual(events[0], { kind: "opened", id: 0, count: 2, mode: "create", nextRecord: 0 });
+    assert.deepEqual(await store.list("_tokens/"), []);
+    assert.equal(await values(store), await singleWriterValues());
+  });
+
+  it("run: a contributor restarted after posting tokens for two rounds waits for both commits, then resumes after them", async () => {
+    const store = newStore();
+    const owner = await openRun(store, 0, { commitEvery: 0 });
+    const first = await openRun(store, 1);
+    // Rounds 1 and 2 posted (records 0-9) ahead of any commit; records 10 and 11 die with the process.
+    await writeRecords(first, 12);
+    const events: RunEvent[] = [];
+    const waitedFor = (round: number) =>
+      events.some((e) => e.kind === "waiting-for-commit" && e.round === round);
+    const restarted = openRun(store, 1, { reportEveryMs: 10, onEvent: (e) => events.push(e) });
+    const ownerDone = (async () => {
+      for (const [from, to] of [
+        [0, 5],
+        [5, 10],
+        [10, 12],
+      ] as const) {
+        // Each commit only once the restarted writer waits for it, so both waits are seen.
+        while (to <= 10 && !waitedFor(from / 5 + 1)) await new Promise((r) => setTimeout(r, 5));
+        await writeRecords(owner, to, from);
+        await owner.commit();
+      }
+      await owner.close();
+    })();
+    const again = await restarted;
+    assert.ok(waitedFor(1) && waitedFor(2), JSON.stringify(events));
+    assert.deepEqual(events.at(-1), { kind: "opened", id: 1, count: 2, mode: "resume", nextRecord: 10 });
+    await writeRecords(again);
+    await again.close();
+    await ownerDone;
+    assert.equal(await values(store), await singleWriterValues());
+  });
+
+  it("run: an owner restarted after posting its token commits that round from the mailbox and goes on", async () => {
+    const store = newStore();
+    const first = await openRun(store, 0, { timeoutMs: 50 });
+    await assert.rejects(writeRecords(first), (e: unknown) => {
+      return e instanceof MailboxTimeout && /restart the missing writer with the same id/.test(e.message);
+    });
+    const contributor = await openRun(store, 1);
+    await writeRecords(contributor, 5); // round 1 complete in the mailbox; nothing committed yet
+    const events: RunEvent[] = [];
+    const owner = await openRun(store, 0, { onEvent: (e) => events.push(e) });
+    assert.deepEqual(events, [
+      { kind: "committed", round: 1, nCommitted: 5 },
+      { kind: "opened", id: 0, count: 2, mode: "resume", nextRecord: 5 },
+    ]);
+    await Promise.all(
+      [owner, contributor].map(async (run) => {
+        await writeRecords(run);
+        await run.close();
+      }),
+    );
+    assert.equal(await values(store), await singleWriterValues());
+  });
+
+  it("run: writer 0 deletes the tokens of committed rounds at open and keeps those of the open round", async () => {
+    const store = newStore();
+    const runs = [await openRun(store, 0), await openRun(store, 1)];
+    await Promise.all(runs.map((run) => writeRecords(run, 10)));
+    // What a writer 0 stopped between its commit of round 2 and clearing it leaves behind.
+    const stale = new TextEncoder().encode("{}");
+    await store.put("_tokens/2/1.json", stale);
+    await store.put("_tokens/3/1.json", stale);
+    await openRun(store, 0);
+    assert.deepEqual(await store.list("_tokens/"), ["_tokens/3/1.json"]);
+  });
+
+  it("run: the owner's waits are reported with the missing writer ids", async () => {
+    const store = newStore();
+    const events: RunEvent[] = [];
+    const owner = await openRun(store, 0, { reportEveryMs: 20, onEvent: (e) => events.push(e) });
+    const done = writeRecords(owner, 5);
+    await new Promise((r) => setTimeout(r, 150));
+    const contributor = await openRun(store, 1);
+    await writeRecords(contributor, 5);
+    await done;
+    const waits = events.filter((e) => e.kind === "waiting");
+    assert.ok(waits.length >= 2, JSON.stringify(events));
+    assert.deepEqual(waits[0], { ...waits[0], round: 1, missing: [1] });
+    assert.deepEqual(events.at(-1), { kind: "committed", round: 1, nCommitted: 5 });
+  });
+});
+
+describe("StreamRun: bad input is named before any committed byte changes", { timeout: 60_000 }, () => {
+  it("run: a count that differs from the store's is a ProtocolError naming both, for owner and contributor", async () => {
+    const store = newStore();
+    const owner = await openRun(store, 0, { commitEvery: 0 });
+    await writeRecords(owner, 3);
+    const before = await bytesOf(store);
+    for (const id of [0, 1]) {
+      await assert.rejects(openRun(store, id, { count: 3 }), (e: unknown) => {
+        return e instanceof ProtocolError && /created for 2 writers, this process says 3/.test(e.message);
+      });
+    }
+    assert.deepEqual(await bytesOf(store), before);
+  });
+
+  it("run: an id >= count, an owner without schema and bad commitEvery are SchemaErrors before any I/O", async () => {
+    const store = newStore();
+    await assert.rejects(openRun(store, 2), SchemaError);
+    await assert.rejects(openRun(store, 0, { schema: undefined }), /give it the schema/);
+    await assert.rejects(openRun(store, 0, { commitEvery: -1 }), SchemaError);
+    assert.deepEqual(await store.list(""), []);
+  });
+
+  it("run: a second process with the same id fences the first, whose next write is Fenced", async () => {
+    const store = newStore();
+    const owner = await openRun(store, 0, { commitEvery: 0 });
+    const first = await openRun(store, 1, { commitEvery: 0 });
+    await writeRecords(first, 2);
+    const second = await openRun(store, 1, { commitEvery: 0 });
+    assert.equal(second.nextRecord, 0);
+    await writeRecords(second, 4);
+    await assert.rejects(async () => {
+      // Other values than the live handle's: identical bytes would be accepted as the same write.
+      await writeRecords(first, 4, 2, 100);
+      await first.commit();
+    }, Fenced);
+    await assert.rejects(first.commit(), Fenced, "a fenced handle refuses every further call");
+    await writeRecords(owner, 4);
+    await Promise.all([owner.commit(), second.commit()]);
+    await Promise.all([owner.close(), second.close()]);
+    assert.equal((JSON.parse(await committedDump(store)) as unknown[])[1], 4);
+  });
+
+  it("run: an unreachable endpoint is a StoreError saying what to check, and nothing is written", async () => {
+    const store = new S3Store({
+      endpoint: "http://127.0.0.1:9",
+      region: "us-east-1",
+      bucket: "zs-unreachable",
+      credentials: { accessKeyId: "k", secretAccessKey: "s" },
+      maxAttempts: 1,
+    });
+    await assert.rejects(openRun(store, 0), (e: unknown) => {
+      return (
+        e instanceof StoreError &&
+        /cannot reach the store s3:\/\/zs-unreachable/.test(e.message) &&
+        /AWS_ENDPOINT_URL_S3/.test(e.message)
+      );
+    });
+  });
+});
