@@ -218,15 +218,28 @@ export async function heartbeatClaim(store: Store, held: HeldClaim, clock: Clock
   return { doc, version };
 }
 
-/** The fence before a commit: the claim object must still be the version we last wrote. */
+/**
+ * The fence before a commit: the claim object must still be the version we last wrote, or a later one of
+ * our own acquisition (a heartbeat of ours that landed while this check read the claim).
+ */
 export async function assertHeld(store: Store, held: HeldClaim): Promise<void> {
   const domain = held.doc.domain;
-  const got = await cas(store).get(claimKey(domain));
-  if (got === undefined || got.version !== held.version) {
+  const key = claimKey(domain);
+  const got = await cas(store).get(key);
+  if (got === undefined || (got.version !== held.version && !sameAcquisition(got.bytes, key, held.doc))) {
     throw new ClaimLost(
       `claim ${domain} is no longer held by ${held.doc.owner_id} (${got === undefined ? "cleared" : "rewritten by another holder"})`,
       domain,
     );
+  }
+}
+
+function sameAcquisition(bytes: Uint8Array, key: string, ours: ClaimDoc): boolean {
+  try {
+    const doc = validateClaim(parseDocument(bytes, key), key);
+    return doc.owner_id === ours.owner_id && doc.acquired_at === ours.acquired_at;
+  } catch {
+    return false;
   }
 }
 

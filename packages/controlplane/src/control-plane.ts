@@ -103,8 +103,6 @@ export class ControlPlane {
   private readonly attrs: RootAttributes;
   private readonly writers = new Map<string, RunWriter>();
   private readonly claimTimers = new Map<string, NodeJS.Timeout>();
-  /** The last heartbeat or fence check of each claim; the next one waits for it (see inTurn). */
-  private readonly claimTurns = new Map<string, Promise<void>>();
   private readonly held = new Map<string, claims.HeldClaim>();
   private readonly observer: ClaimObserver;
 
@@ -441,34 +439,15 @@ export class ControlPlane {
     return held;
   }
 
-  /**
-   * Runs heartbeats and fence checks of one claim one at a time: a check that read the claim while our
-   * own heartbeat was landing would see a version it does not know yet and call the claim lost.
-   */
-  private inTurn<T>(domain: string, step: () => Promise<T>): Promise<T> {
-    const previous = this.claimTurns.get(domain) ?? Promise.resolve();
-    const next = previous.then(step, step);
-    this.claimTurns.set(
-      domain,
-      next.then(
-        () => {},
-        () => {},
-      ),
-    );
-    return next;
-  }
-
-  private heartbeatDomain(domain: string): Promise<ClaimDoc> {
-    return this.inTurn(domain, async () => {
-      try {
-        const next = await claims.heartbeatClaim(this.store, this.heldClaim(domain), this.clock);
-        this.held.set(domain, next);
-        return next.doc;
-      } catch (e) {
-        if (e instanceof ClaimLost) this.held.delete(domain);
-        throw e;
-      }
-    });
+  private async heartbeatDomain(domain: string): Promise<ClaimDoc> {
+    try {
+      const next = await claims.heartbeatClaim(this.store, this.heldClaim(domain), this.clock);
+      this.held.set(domain, next);
+      return next.doc;
+    } catch (e) {
+      if (e instanceof ClaimLost) this.held.delete(domain);
+      throw e;
+    }
   }
 
   /** Refreshes one claim we hold (a conditional write); a claim we lost is a ClaimLost. */
@@ -480,19 +459,17 @@ export class ControlPlane {
    * The fence a writer calls before every commit: resolves when the claim is still the version this
    * process last wrote, throws ClaimLost when it was cleared or taken over (then the writer must stop).
    */
-  assertClaimHeld(categoryAndName: string): Promise<void> {
+  async assertClaimHeld(categoryAndName: string): Promise<void> {
     const domain = this.domain(categoryAndName);
-    return this.inTurn(domain, async () => {
-      try {
-        await claims.assertHeld(this.store, this.heldClaim(domain));
-      } catch (e) {
-        if (e instanceof ClaimLost) {
-          this.held.delete(domain);
-          this.stopClaimTimer(domain);
-        }
-        throw e;
+    try {
+      await claims.assertHeld(this.store, this.heldClaim(domain));
+    } catch (e) {
+      if (e instanceof ClaimLost) {
+        this.held.delete(domain);
+        this.stopClaimTimer(domain);
       }
-    });
+      throw e;
+    }
   }
 
   /** Deletes our claim; a claim this process held but lost is a ClaimLost and is left to its new holder. */
