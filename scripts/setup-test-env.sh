@@ -28,8 +28,10 @@ VERSITYGW_VERSION=v1.8.0
 if [ -x .tools/gopath/bin/versitygw ] && [ "$(cat .tools/versitygw.version 2>/dev/null)" = "$VERSITYGW_VERSION" ]; then
   : # built by an earlier setup
 elif command -v go >/dev/null; then
-  # Modules and build cache stay in the user's Go caches, so a fresh clone on the same machine links in seconds.
-  GOPATH="$PWD/.tools/gopath" GOMODCACHE="$(go env GOMODCACHE)" GOFLAGS=-modcacherw \
+  # Modules and build cache stay in the user's Go caches, so a fresh clone on the same machine links in seconds
+  # (asked for before GOPATH is set: the module cache defaults to a folder inside GOPATH).
+  modcache="$(go env GOMODCACHE)"
+  GOPATH="$PWD/.tools/gopath" GOMODCACHE="$modcache" GOFLAGS=-modcacherw \
     go install "github.com/versity/versitygw/cmd/versitygw@$VERSITYGW_VERSION"
   echo "$VERSITYGW_VERSION" > .tools/versitygw.version
 else
