@@ -54,11 +54,6 @@ export class FencedObjects {
     this.store = store;
   }
 
-  /** The error every write of a fenced handle throws, or undefined while the handle may write. */
-  get fenced(): Fenced | undefined {
-    return this.#fenced;
-  }
-
   assertUnfenced(): void {
     if (this.#fenced) throw this.#fenced;
   }
@@ -121,22 +116,12 @@ export class FencedObjects {
     return got?.bytes;
   }
 
-  /** Remembers a version learnt elsewhere (a manifest read with its tag). */
-  adopt(key: string, version: string | null): void {
-    this.#versions.set(key, version);
-  }
-
   /** Forgets keys this handle writes no more, so their versions do not pile up over a long run. */
   forget(keys: Iterable<string>): void {
     for (const key of keys) {
       this.#versions.delete(key);
       this.#uncertain.delete(key);
     }
-  }
-
-  /** The version of `key` this handle last saw (null: absent), or undefined when it has seen none. */
-  seen(key: string): string | null | undefined {
-    return this.#versions.get(key);
   }
 
   /**
