@@ -92,6 +92,23 @@ export class CorruptShard extends ZarrStreamError {
   }
 }
 
+/**
+ * A Zarr array names a codec this implementation does not have (or a configuration of it that it cannot
+ * apply). Raised when the array is opened, before any chunk is read; `codec` is the codec's name and
+ * `pointer` where it sits in `document`.
+ */
+export class UnsupportedCodec extends ZarrStreamError {
+  override name = "UnsupportedCodec";
+  constructor(
+    message: string,
+    readonly codec: string,
+    readonly pointer = "",
+    readonly document = "",
+  ) {
+    super(message);
+  }
+}
+
 /** A call that is wrong for the writer's role or time mode, or out of protocol order. */
 export class ProtocolError extends ZarrStreamError {
   override name = "ProtocolError";

@@ -32,7 +32,16 @@ export * from "./schemas/journal-row.js";
 export { outputManifestV1JsonSchema, outputManifestV2JsonSchema } from "./schemas/output-manifest.js";
 export { regionJsonSchema, roleJsonSchema } from "./schemas/role.js";
 export { streamSchemaJsonSchema } from "./schemas/stream-schema.js";
+export { zarrArrayJsonSchema, zarrGroupJsonSchema } from "./schemas/zarr.js";
 export { validateStreamSchema } from "./stream-schema.js";
 export { checkTiling, type WriterRegion } from "./tiling.js";
 export * from "./types.js";
 export { makeValidator } from "./validate.js";
+export { validateZarrArrayMetadata, validateZarrGroupMetadata } from "./zarr-documents.js";
+export type {
+  ZarrArrayMetadata,
+  ZarrCodecMetadata,
+  ZarrFillValue,
+  ZarrGroupMetadata,
+  ZarrNamedConfig,
+} from "./zarr-metadata.js";

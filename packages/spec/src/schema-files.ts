@@ -11,6 +11,7 @@ import { conformanceCorpusJsonSchema, conformanceDumpJsonSchema } from "./schema
 import { outputManifestV1JsonSchema, outputManifestV2JsonSchema } from "./schemas/output-manifest.js";
 import { regionJsonSchema } from "./schemas/role.js";
 import { streamSchemaJsonSchema } from "./schemas/stream-schema.js";
+import { zarrArrayJsonSchema, zarrGroupJsonSchema } from "./schemas/zarr.js";
 
 const DRAFT = "https://json-schema.org/draft/2020-12/schema";
 /** Base of the files' $id: a name, not a location (the files ship with the package). */
@@ -69,6 +70,16 @@ export const SCHEMA_FILES: Readonly<Record<string, JsonObject>> = {
     "write-v2-dump.schema.json",
     "earthsciio/write-v2-dump/v1 reader dump (seed 000 §10)",
     conformanceDumpJsonSchema,
+  ),
+  "zarr-array.schema.json": file(
+    "zarr-array.schema.json",
+    "Zarr v3 array metadata (zarr.json), core fields",
+    zarrArrayJsonSchema,
+  ),
+  "zarr-group.schema.json": file(
+    "zarr-group.schema.json",
+    "Zarr v3 group metadata (zarr.json), core fields",
+    zarrGroupJsonSchema,
   ),
 };
 

@@ -6,6 +6,7 @@ import {
   type StreamDType,
   type StreamSchema,
   schemaFingerprint,
+  type ZarrArrayMetadata,
 } from "../src/index.js";
 
 export const schema: StreamSchema = {
@@ -99,6 +100,34 @@ const NAMES = ["a", "b", "λ", "température", "🌍", "x_1", "～"];
 const DTYPES: StreamDType[] = ["float64", "float32", "int32", "int64", "uint8"];
 
 /** Random valid stream schemas: a time dim plus 0–3 others, vars and statics over them. */
+/** An array's zarr.json as zarr-python 3 writes it (sharded, Blosc zstd inside, CRC-32C index). */
+export const zarrArray: ZarrArrayMetadata = {
+  zarr_format: 3,
+  node_type: "array",
+  shape: [10, 4],
+  data_type: "float32",
+  chunk_grid: { name: "regular", configuration: { chunk_shape: [4, 4] } },
+  chunk_key_encoding: { name: "default", configuration: { separator: "/" } },
+  fill_value: 0.0,
+  codecs: [
+    {
+      name: "sharding_indexed",
+      configuration: {
+        chunk_shape: [2, 2],
+        codecs: [
+          { name: "bytes", configuration: { endian: "little" } },
+          { name: "gzip", configuration: { level: 5 } },
+        ],
+        index_codecs: [{ name: "bytes", configuration: { endian: "little" } }, { name: "crc32c" }],
+        index_location: "end",
+      },
+    },
+  ],
+  attributes: {},
+  dimension_names: ["time", null],
+  storage_transformers: [],
+};
+
 export const streamSchemaArb: fc.Arbitrary<StreamSchema> = fc
   .record({
     names: fc.shuffledSubarray(NAMES, { minLength: 1, maxLength: 4 }),

@@ -4,7 +4,7 @@ import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { SCHEMA_FILES, schemaFileText } from "../src/index.js";
-import { manifestV1, manifestV2, schema, token } from "./examples.js";
+import { manifestV1, manifestV2, schema, token, zarrArray } from "./examples.js";
 import { runPython, skipUnlessPython } from "./python.js";
 
 const dir = fileURLToPath(new URL("../../schemas/", import.meta.url));
@@ -18,6 +18,8 @@ const EXAMPLES: [string, string, unknown][] = [
   ["commit token", "commit-token.schema.json", token],
   ["stream schema", "stream-schema.schema.json", schema],
   ["region", "region.schema.json", { lat: [0, 2] }],
+  ["zarr array", "zarr-array.schema.json", zarrArray],
+  ["zarr group", "zarr-group.schema.json", { zarr_format: 3, node_type: "group", attributes: {} }],
 ];
 
 /** One field broken in a way the schema states (a wrong label, a negative count, a stray key). */
