@@ -1,23 +1,43 @@
 import {
   type ArrayLayout,
   allocTypedUnfilled,
+  openZarrArray,
   parseArrayZarrJson,
   type ReusableBuffer,
   readShardInto,
   shardKey,
+  type ZarrArray,
   zeroBox,
 } from "@zarr-stream/shard";
 import type { TypedArray } from "@zarr-stream/spec";
 import { SchemaError } from "@zarr-stream/spec";
 import type { Store } from "@zarr-stream/store";
+import { readChunkedRegion } from "./chunk-region.js";
 import { parseJsonObject } from "./manifest.js";
 
-/** Reads and validates `<arrayPath>/zarr.json`. */
-export async function readArrayLayout(store: Store, arrayPath: string): Promise<ArrayLayout> {
+async function readZarrJson(store: Store, arrayPath: string): Promise<{ doc: unknown; key: string }> {
   const key = arrayPath === "" ? "zarr.json" : `${arrayPath}/zarr.json`;
   const bytes = await store.get(key);
   if (bytes === undefined) throw new SchemaError(`array ${arrayPath}: ${key} is missing`, "", key);
-  return parseArrayZarrJson(parseJsonObject(bytes, key), key);
+  return { doc: parseJsonObject(bytes, key), key };
+}
+
+/**
+ * Reads and validates `<arrayPath>/zarr.json` of an array in zarr-stream's own layout (sharding_indexed
+ * over Blosc-zstd or zstd); any other array is a SchemaError naming the field. openArray takes any array.
+ */
+export async function readArrayLayout(store: Store, arrayPath: string): Promise<ArrayLayout> {
+  const { doc, key } = await readZarrJson(store, arrayPath);
+  return parseArrayZarrJson(doc, key);
+}
+
+/**
+ * Opens `<arrayPath>/zarr.json` of any Zarr v3 array whose codecs we have (openZarrArray of
+ * @zarr-stream/shard): a codec we lack is UnsupportedCodec naming it, before any chunk is read.
+ */
+export async function openArray(store: Store, arrayPath: string): Promise<ZarrArray> {
+  const { doc, key } = await readZarrJson(store, arrayPath);
+  return openZarrArray(doc, key);
 }
 
 /** How many shard reads run at once: enough to overlap I/O with decoding on a few cores. */
@@ -32,28 +52,43 @@ const windowBuffers: Uint8Array[] = [];
 
 /**
  * Reads the box `sel` (per dim [start, stop) in array coordinates) of an array into a C-order buffer of the
- * box's shape. Each shard the box touches costs one read when it fits that read's window (see readShardInto
- * of @zarr-stream/shard), else one more per run of nearby bodies the box needs; only the inner chunks the
- * box needs are decoded, each copied once into the result. A missing shard object reads as fill.
+ * box's shape. An array in our own layout (an ArrayLayout, or an opened array that has one) takes the fast
+ * path: each shard the box touches costs one read when it fits that read's window (see readShardInto of
+ * @zarr-stream/shard), else one more per run of nearby bodies the box needs; only the inner chunks the box
+ * needs are decoded, each copied once into the result. Any other opened array is read through its codec
+ * pipeline (chunk-region.ts). A missing shard or chunk object reads as fill.
  */
 export async function readArrayRegion(
+  store: Store,
+  arrayPath: string,
+  array: ArrayLayout | ZarrArray,
+  sel: [number, number][],
+): Promise<TypedArray> {
+  const layout = "pipeline" in array ? array.layout : array;
+  checkSelection(arrayPath, array.shape, sel);
+  if (layout === undefined) return readChunkedRegion(store, arrayPath, array as ZarrArray, sel);
+  return readLayoutRegion(store, arrayPath, layout, sel);
+}
+
+function checkSelection(arrayPath: string, shape: readonly number[], sel: [number, number][]): void {
+  if (sel.length !== shape.length) {
+    throw new SchemaError(`array ${arrayPath}: selection has rank ${sel.length}, array has ${shape.length}`);
+  }
+  sel.forEach(([a, b], d) => {
+    if (!(Number.isInteger(a) && Number.isInteger(b) && 0 <= a && a <= b && b <= shape[d]!)) {
+      throw new SchemaError(
+        `array ${arrayPath}: selection [${a}, ${b}) outside dim ${d} of length ${shape[d]}`,
+      );
+    }
+  });
+}
+
+async function readLayoutRegion(
   store: Store,
   arrayPath: string,
   layout: ArrayLayout,
   sel: [number, number][],
 ): Promise<TypedArray> {
-  if (sel.length !== layout.shape.length) {
-    throw new SchemaError(
-      `array ${arrayPath}: selection has rank ${sel.length}, array has ${layout.shape.length}`,
-    );
-  }
-  sel.forEach(([a, b], d) => {
-    if (!(Number.isInteger(a) && Number.isInteger(b) && 0 <= a && a <= b && b <= layout.shape[d]!)) {
-      throw new SchemaError(
-        `array ${arrayPath}: selection [${a}, ${b}) outside dim ${d} of length ${layout.shape[d]}`,
-      );
-    }
-  });
   const outShape = sel.map(([a, b]) => b - a);
   // Not zero-filled: every element is then either decoded or zeroed as fill (absent chunk or shard).
   const out = allocTypedUnfilled(

@@ -1,4 +1,4 @@
-export { readArrayLayout, readArrayRegion } from "./array-region.js";
+export { openArray, readArrayLayout, readArrayRegion } from "./array-region.js";
 export {
   isV2,
   MANIFEST_KEY,

@@ -10,7 +10,7 @@ import {
   type VariableSpec,
 } from "@zarr-stream/spec";
 import type { Store } from "@zarr-stream/store";
-import { readArrayLayout, readArrayRegion } from "./array-region.js";
+import { openArray, readArrayRegion } from "./array-region.js";
 import { isV2, readOutputManifest } from "./manifest.js";
 
 export interface ReadResult {
@@ -89,8 +89,8 @@ export async function readRecord(
   const sel = selectionFor(m, v.dims, region, `readRecord(${variable})`);
   const tAxis = v.dims.indexOf(m.time_dim);
   sel[tAxis] = [index, index + 1];
-  const layout = await readArrayLayout(store, variable);
-  const data = await readArrayRegion(store, variable, layout, sel);
+  const array = await openArray(store, variable);
+  const data = await readArrayRegion(store, variable, array, sel);
   const keep = v.dims.map((_, i) => i).filter((i) => i !== tAxis);
   return {
     data,
@@ -113,8 +113,8 @@ export async function readStatic(
   if (!m.statics_committed.includes(name))
     throw new NotCommitted(`static ${name} of ${store.url} is not committed`);
   const sel = selectionFor(m, v.dims, region, `readStatic(${name})`);
-  const layout = await readArrayLayout(store, name);
-  const data = await readArrayRegion(store, name, layout, sel);
+  const array = await openArray(store, name);
+  const data = await readArrayRegion(store, name, array, sel);
   return { data, shape: sel.map(([a, b]) => b - a), dims: [...v.dims], dtype: v.dtype };
 }
 

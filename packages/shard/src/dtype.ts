@@ -57,6 +57,24 @@ function checkLength(length: number, where: string): void {
     throw new SchemaError(`${where}: length ${length} is not a non-negative integer`, "/length", where);
 }
 
+/**
+ * The elements held by `bytes` (little-endian, as the host): a view when `bytes` is aligned for the
+ * element type, else an aligned copy. The length must be a whole number of elements.
+ */
+export function typedFromBytes(dtype: DType, bytes: Uint8Array): TypedArray {
+  const C = ctor(dtype);
+  const n = bytes.byteLength / C.BYTES_PER_ELEMENT;
+  if (bytes.byteOffset % C.BYTES_PER_ELEMENT === 0) return new C(bytes.buffer, bytes.byteOffset, n);
+  return new C(bytes.slice().buffer, 0, n);
+}
+
+/** A typed array of `length` elements, each `fill` (a bigint for the 64-bit integer types). */
+export function filledTyped(dtype: DType, length: number, fill: number | bigint): TypedArray {
+  const out = allocTyped(dtype, length);
+  if (fill !== 0 && fill !== 0n) (out as { fill(v: number | bigint): unknown }).fill(fill);
+  return out;
+}
+
 /** True when `data` is the typed array class that holds `dtype` (Uint8Array for uint8, and so on). */
 export function matchesDType(data: TypedArray, dtype: DType): boolean {
   return data?.constructor === ctor(dtype);

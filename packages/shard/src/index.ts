@@ -1,3 +1,16 @@
+export { fillChunkPart, readChunkInto } from "./chunk-read.js";
+export type {
+  ArrayToArrayCodec,
+  ArrayToBytesCodec,
+  BytesToBytesCodec,
+  ChunkPipeline,
+  ChunkSpec,
+  Codec,
+  CodecContext,
+  CodecFactory,
+} from "./codec-model.js";
+export { buildPipeline } from "./codec-pipeline.js";
+export { registerCodec, registeredCodecs } from "./codec-registry.js";
 export { allocTyped, allocTypedUnfilled, bytesOf, itemSize } from "./dtype.js";
 export {
   type ArrayLayout,
@@ -21,3 +34,4 @@ export {
   zeroBox,
 } from "./shard-format.js";
 export { copyStrided } from "./strided.js";
+export { type ChunkKeyEncoding, chunkKey, openZarrArray, type ZarrArray } from "./zarr-array.js";
