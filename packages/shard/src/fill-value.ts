@@ -54,14 +54,14 @@ export function parseFillValue(value: unknown, dtype: DType, document: string): 
   return value as number;
 }
 
-/** True when every element of `data` is `fill` (NaN matches NaN). */
+/** True when every element of `data` is `fill`, compared as Object.is does (NaN is NaN, -0 is not 0). */
 export function isAllFill(data: TypedArray, fill: number | bigint): boolean {
   const n = data.length;
-  if (typeof fill === "number" && Number.isNaN(fill)) {
-    for (let i = 0; i < n; i++) if (!Number.isNaN(data[i] as number)) return false;
+  if (typeof fill === "bigint") {
+    for (let i = 0; i < n; i++) if (data[i] !== fill) return false;
     return true;
   }
-  for (let i = 0; i < n; i++) if (data[i] !== fill) return false;
+  for (let i = 0; i < n; i++) if (!Object.is(data[i], fill)) return false;
   return true;
 }
 
