@@ -1,5 +1,12 @@
 import type { CodecSpec } from "@zarr-stream/codecs";
-import { type Attrs, type DType, SchemaError } from "@zarr-stream/spec";
+import {
+  type Attrs,
+  type DType,
+  SchemaError,
+  type ZarrArrayMetadata,
+  type ZarrCodecMetadata,
+  type ZarrGroupMetadata,
+} from "@zarr-stream/spec";
 import { isDType, itemSize } from "./dtype.js";
 
 /** Everything needed to encode, decode and describe one sharded Zarr v3 array. */
@@ -102,7 +109,7 @@ export function validateLayout(layout: ArrayLayout): void {
   }
 }
 
-function innerCodecJson(codec: CodecSpec): Record<string, unknown> {
+function innerCodecJson(codec: CodecSpec): ZarrCodecMetadata {
   if (codec.kind === "blosc") {
     return {
       name: "blosc",
@@ -119,7 +126,7 @@ function innerCodecJson(codec: CodecSpec): Record<string, unknown> {
 }
 
 /** The array's zarr.json document, in the key order and spelling of the Julia and Rust writers. */
-export function arrayZarrJson(layout: ArrayLayout): Record<string, unknown> {
+export function arrayZarrJson(layout: ArrayLayout): ZarrArrayMetadata {
   validateLayout(layout);
   const little = { name: "bytes", configuration: { endian: "little" } };
   return {
@@ -147,7 +154,7 @@ export function arrayZarrJson(layout: ArrayLayout): Record<string, unknown> {
 }
 
 /** A group's zarr.json document. */
-export function groupZarrJson(attributes: Attrs): Record<string, unknown> {
+export function groupZarrJson(attributes: Attrs): ZarrGroupMetadata {
   if (!isRecord(attributes)) fail("group zarr.json", "/attributes", "must be an object");
   return { zarr_format: 3, node_type: "group", attributes: { ...attributes } };
 }

@@ -54,7 +54,7 @@ test("§1 arrayZarrJson: chunk_grid is the shard shape, sharding_indexed holds t
     dimension_names: ["time", "lat", "lon"],
   });
   const wasm = arrayZarrJson({ ...layout, codec: profileCodec("wasm", "float32") });
-  const inner = (wasm.codecs as { configuration: { codecs: unknown[] } }[])[0]!.configuration.codecs[1];
+  const inner = (wasm.codecs[0]!.configuration!.codecs as unknown[])[1];
   assert.deepEqual(inner, { name: "zstd", configuration: { level: 5, checksum: false } });
 });
 
