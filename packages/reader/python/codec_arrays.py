@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import zarr
 from zarr.codecs import (
+    BloscCodec,
     BytesCodec,
     Crc32cCodec,
     GzipCodec,
@@ -42,6 +43,15 @@ CASES = [
     ),
     ("zstd_checksum", (10,), (4,), "uint32", {"compressors": [ZstdCodec(level=1, checksum=True)]}, ((3, 9),), None),
     ("crc32c", (5, 6), (2, 3), "float32", {"compressors": [Crc32cCodec()]}, ((1, 4), (2, 5)), None),
+    (
+        "blosc_lz4_unsharded",
+        (6, 5),
+        (3, 5),
+        "float32",
+        {"compressors": [BloscCodec(cname="lz4", clevel=5, shuffle="bitshuffle")]},
+        ((1, 5), (0, 3)),
+        None,
+    ),
     (
         "big_endian_gzip",
         (9,),

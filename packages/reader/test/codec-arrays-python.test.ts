@@ -42,12 +42,12 @@ function runPython(root: string): Case[] {
 }
 
 test(
-  "arrays zarr-python writes with gzip, transpose, plain zstd, crc32c, big-endian bytes, nested sharding and nonzero fill read back as zarr-python reads them",
+  "arrays zarr-python writes with gzip, transpose, plain zstd, crc32c, Blosc-lz4, big-endian bytes, nested sharding and nonzero fill read back as zarr-python reads them",
   { skip: pythonSkipReason() },
   async () => {
     const root = mkdtempSync(join(tmpdir(), "zs-codec-arrays-"));
     const cases = runPython(root);
-    assert.equal(cases.length, 8);
+    assert.equal(cases.length, 9);
     const store = new FsStore(root);
     for (const c of cases) {
       const array = await openArray(store, c.name);
