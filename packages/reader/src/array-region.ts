@@ -9,11 +9,11 @@ import {
 } from "@zarr-stream/shard";
 import type { TypedArray } from "@zarr-stream/spec";
 import { SchemaError } from "@zarr-stream/spec";
-import type { Store } from "@zarr-stream/store";
+import type { ReadableStore } from "@zarr-stream/store";
 import { parseJsonObject } from "./manifest.js";
 
 /** Reads and validates `<arrayPath>/zarr.json`. */
-export async function readArrayLayout(store: Store, arrayPath: string): Promise<ArrayLayout> {
+export async function readArrayLayout(store: ReadableStore, arrayPath: string): Promise<ArrayLayout> {
   const key = arrayPath === "" ? "zarr.json" : `${arrayPath}/zarr.json`;
   const bytes = await store.get(key);
   if (bytes === undefined) throw new SchemaError(`array ${arrayPath}: ${key} is missing`, "", key);
@@ -37,7 +37,7 @@ const windowBuffers: Uint8Array[] = [];
  * box needs are decoded, each copied once into the result. A missing shard object reads as fill.
  */
 export async function readArrayRegion(
-  store: Store,
+  store: ReadableStore,
   arrayPath: string,
   layout: ArrayLayout,
   sel: [number, number][],
