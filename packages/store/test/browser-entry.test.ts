@@ -1,4 +1,6 @@
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { isBuiltin } from "node:module";
 import { dirname, resolve, sep } from "node:path";
@@ -87,5 +89,21 @@ describe("the browser entry", () => {
       );
       assert.equal(store.readCost, "cheap");
     }
+  });
+
+  it("README: the browser-entry example runs and prints what it says", () => {
+    const readme = readFileSync(fileURLToPath(new URL("../../README.md", import.meta.url)), "utf8");
+    const code = [...readme.matchAll(/```js\n([\s\S]*?)```/g)]
+      .map((m) => m[1]!)
+      .find((c) => c.includes("@zarr-stream/store/browser"));
+    assert.ok(code !== undefined, "README has a browser-entry example");
+    const expected = [...code.matchAll(/console\.log\(.*\); \/\/ (.*)$/gm)].map((m) =>
+      m[1]!.replace(/ \(.*\)$/, ""),
+    );
+    const out = execFileSync(process.execPath, ["--input-type=module", "--eval", code], {
+      cwd: fileURLToPath(new URL("../../", import.meta.url)),
+      encoding: "utf8",
+    });
+    assert.deepEqual(out.trimEnd().split("\n"), expected);
   });
 });
