@@ -5,15 +5,4 @@
  */
 export * as check from "./arguments.js";
 export { assertByteCount, assertValidKey, assertValidPrefix, keyProblem, TEMP_PREFIX } from "./keys.js";
-export {
-  type ConditionalStore,
-  canFence,
-  canList,
-  canWrite,
-  type FencingStore,
-  type ListableStore,
-  type ReadableStore,
-  type ReadCost,
-  type Store,
-  type WritableStore,
-} from "./store.js";
+export * from "./store.js";
