@@ -11,11 +11,11 @@ import {
 } from "@zarr-stream/shard";
 import type { TypedArray } from "@zarr-stream/spec";
 import { SchemaError } from "@zarr-stream/spec";
-import type { Store } from "@zarr-stream/store";
+import type { ReadableStore } from "@zarr-stream/store";
 import { readChunkedRegion } from "./chunk-region.js";
 import { parseJsonObject } from "./manifest.js";
 
-async function readZarrJson(store: Store, arrayPath: string): Promise<{ doc: unknown; key: string }> {
+async function readZarrJson(store: ReadableStore, arrayPath: string): Promise<{ doc: unknown; key: string }> {
   const key = arrayPath === "" ? "zarr.json" : `${arrayPath}/zarr.json`;
   const bytes = await store.get(key);
   if (bytes === undefined) throw new SchemaError(`array ${arrayPath}: ${key} is missing`, "", key);
@@ -26,7 +26,7 @@ async function readZarrJson(store: Store, arrayPath: string): Promise<{ doc: unk
  * Reads and validates `<arrayPath>/zarr.json` of an array in zarr-stream's own layout (sharding_indexed
  * over Blosc-zstd or zstd); any other array is a SchemaError naming the field. openArray takes any array.
  */
-export async function readArrayLayout(store: Store, arrayPath: string): Promise<ArrayLayout> {
+export async function readArrayLayout(store: ReadableStore, arrayPath: string): Promise<ArrayLayout> {
   const { doc, key } = await readZarrJson(store, arrayPath);
   return parseArrayZarrJson(doc, key);
 }
@@ -35,7 +35,7 @@ export async function readArrayLayout(store: Store, arrayPath: string): Promise<
  * Opens `<arrayPath>/zarr.json` of any Zarr v3 array whose codecs we have (openZarrArray of
  * @zarr-stream/shard): a codec we lack is UnsupportedCodec naming it, before any chunk is read.
  */
-export async function openArray(store: Store, arrayPath: string): Promise<ZarrArray> {
+export async function openArray(store: ReadableStore, arrayPath: string): Promise<ZarrArray> {
   const { doc, key } = await readZarrJson(store, arrayPath);
   return openZarrArray(doc, key);
 }
@@ -59,7 +59,7 @@ const windowBuffers: Uint8Array[] = [];
  * pipeline (chunk-region.ts). A missing shard or chunk object reads as fill.
  */
 export async function readArrayRegion(
-  store: Store,
+  store: ReadableStore,
   arrayPath: string,
   array: ArrayLayout | ZarrArray,
   sel: [number, number][],
@@ -84,7 +84,7 @@ function checkSelection(arrayPath: string, shape: readonly number[], sel: [numbe
 }
 
 async function readLayoutRegion(
-  store: Store,
+  store: ReadableStore,
   arrayPath: string,
   layout: ArrayLayout,
   sel: [number, number][],

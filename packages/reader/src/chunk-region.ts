@@ -6,7 +6,7 @@ import {
   type ZarrArray,
 } from "@zarr-stream/shard";
 import type { TypedArray } from "@zarr-stream/spec";
-import type { Store } from "@zarr-stream/store";
+import type { ReadableStore } from "@zarr-stream/store";
 
 /** How many chunk reads run at once: enough to overlap I/O with decoding on a few cores. */
 const READ_CONCURRENCY = 8;
@@ -17,7 +17,7 @@ const READ_CONCURRENCY = 8;
  * already checked against the shape.
  */
 export async function readChunkedRegion(
-  store: Store,
+  store: ReadableStore,
   arrayPath: string,
   array: ZarrArray,
   sel: [number, number][],

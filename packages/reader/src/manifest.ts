@@ -6,7 +6,7 @@ import {
   StoreError,
   validateOutputManifest,
 } from "@zarr-stream/spec";
-import type { Store } from "@zarr-stream/store";
+import type { ReadableStore, Store } from "@zarr-stream/store";
 import { normalizePythonV1Spelling, usesPythonV1Spelling } from "./python-v1-spelling.js";
 
 export const MANIFEST_KEY = "output_manifest.json";
@@ -24,14 +24,14 @@ export function parseJsonObject(bytes: Uint8Array, key: string): unknown {
  * Seed §7: the v1 or v2 manifest, validated against its pinned label. A v1 manifest in EarthSciIO's
  * Python spelling is read in the contract's spelling (python-v1-spelling.ts).
  */
-export async function readOutputManifest(store: Store): Promise<OutputManifest> {
+export async function readOutputManifest(store: ReadableStore): Promise<OutputManifest> {
   const bytes = await store.get(MANIFEST_KEY);
   if (bytes === undefined) throw new StoreError(`no ${MANIFEST_KEY} in ${store.url}`, MANIFEST_KEY);
   return validateOutputManifest(normalizePythonV1Spelling(parseJsonObject(bytes, MANIFEST_KEY)));
 }
 
 /** The manifest, or undefined when the store has none yet (a v1 store before its first commit). */
-export async function readOutputManifestIfPresent(store: Store): Promise<OutputManifest | undefined> {
+export async function readOutputManifestIfPresent(store: ReadableStore): Promise<OutputManifest | undefined> {
   if ((await store.size(MANIFEST_KEY)) === undefined) return undefined;
   return readOutputManifest(store);
 }

@@ -9,7 +9,7 @@ import {
   type TypedArray,
   type VariableSpec,
 } from "@zarr-stream/spec";
-import type { Store } from "@zarr-stream/store";
+import type { ReadableStore } from "@zarr-stream/store";
 import { openArray, readArrayRegion } from "./array-region.js";
 import { isV2, readOutputManifest } from "./manifest.js";
 
@@ -74,7 +74,7 @@ export function isRecordCommitted(m: OutputManifest, index: number): boolean {
 
 /** Seed §7: the region of committed record `index` of `variable`. NotCommitted otherwise. */
 export async function readRecord(
-  store: Store,
+  store: ReadableStore,
   variable: string,
   index: number,
   region?: Region,
@@ -102,7 +102,7 @@ export async function readRecord(
 
 /** Seed §7: the region of a committed static. NotCommitted otherwise. */
 export async function readStatic(
-  store: Store,
+  store: ReadableStore,
   name: string,
   region?: Region,
   opts: ReadOptions = {},
@@ -137,7 +137,7 @@ export function blobObjectKey(scope: BlobScope, writer: number, key: string): st
 
 /** Seed §7: a committed blob's bytes. NotCommitted otherwise. */
 export async function readBlob(
-  store: Store,
+  store: ReadableStore,
   scope: BlobScope,
   writer: number,
   key: string,

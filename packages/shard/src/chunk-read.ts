@@ -1,5 +1,5 @@
 import { CorruptShard, SchemaError, type TypedArray } from "@zarr-stream/spec";
-import type { Store } from "@zarr-stream/store";
+import type { ReadableStore } from "@zarr-stream/store";
 import { isShardingCodec, type ShardingCodec } from "./codecs/sharding-codec.js";
 import { fillBox } from "./fill-value.js";
 import { forEachIndex, linearIndex } from "./grid.js";
@@ -58,7 +58,7 @@ function fillPart(
  * when the object is absent. Arrays with a `layout` read faster through readShardInto.
  */
 export async function readChunkInto(
-  store: Store,
+  store: ReadableStore,
   key: string,
   array: ZarrArray,
   chunkIndex: readonly number[],
@@ -83,7 +83,7 @@ export async function readChunkInto(
 }
 
 async function readShardedChunkInto(
-  store: Store,
+  store: ReadableStore,
   key: string,
   array: ZarrArray,
   codec: ShardingCodec,

@@ -1,6 +1,6 @@
 import { decodeBoxes } from "@zarr-stream/codecs";
 import { CorruptShard, SchemaError, type TypedArray } from "@zarr-stream/spec";
-import type { Store } from "@zarr-stream/store";
+import type { ReadableStore } from "@zarr-stream/store";
 import { allocTyped, bytesOf, itemSize, matchesDType } from "./dtype.js";
 import { checkShardIndex, forEachIndex, linearIndex, product } from "./grid.js";
 import { type ArrayLayout, chunksPerShard, validateLayout } from "./metadata.js";
@@ -105,7 +105,7 @@ function checkTarget(layout: ArrayLayout, sel: [number, number][], t: ReadTarget
  * the promise settles.
  */
 export async function readShardInto(
-  store: Store,
+  store: ReadableStore,
   key: string,
   layout: ArrayLayout,
   shardIndex: number[],
@@ -195,7 +195,7 @@ export async function readShardInto(
 
 /** Fetches bodies the first read did not hold, one range read per coalesced span, and places each. */
 async function readBodies(
-  store: Store,
+  store: ReadableStore,
   key: string,
   layout: ArrayLayout,
   wanted: Wanted[],
@@ -239,7 +239,7 @@ async function readBodies(
  * does. Returns undefined when the object is absent; an empty box returns an empty buffer without any read.
  */
 export async function readShardRegion(
-  store: Store,
+  store: ReadableStore,
   key: string,
   layout: ArrayLayout,
   shardIndex: number[],

@@ -1,5 +1,5 @@
 import { CorruptShard } from "@zarr-stream/spec";
-import type { Store } from "@zarr-stream/store";
+import type { ReadableStore } from "@zarr-stream/store";
 import type { ArrayLayout } from "./metadata.js";
 import {
   parseShardIndex,
@@ -13,30 +13,30 @@ import {
  * no larger, so such a shard costs one request; bodies past the window cost one more, coalesced, request.
  * (An index-at-end window of a larger object is a suffix at an unknown offset, so it serves the index only.)
  *
- * Remote stores (S3, HTTP): a request costs 20-50 ms before its first byte and then streams 50-100 MB/s,
- * so skipping one is worth 1-5 MB. 4 MiB holds a whole shard of the common layouts (a few MB compressed;
- * 8 x 180 x 360 float64 Blosc-zstd is 1.7-2.9 MB), so a region read costs one request per shard touched.
+ * Stores whose reads cost a round trip each (readCost "per-request": S3, HTTP): a request costs 20-50 ms
+ * before its first byte and then streams 50-100 MB/s, so skipping one is worth 1-5 MB. 4 MiB holds a
+ * whole shard of the common layouts (a few MB compressed; 8 x 180 x 360 float64 Blosc-zstd is 1.7-2.9 MB),
+ * so a region read costs one request per shard touched.
  */
 export const SHARD_WINDOW = 4 * 2 ** 20;
 
 /**
- * Local stores (file:, memory:): a read costs about 0.1 ms of CPU (open, stat, read, close), what copying
- * 0.3 MB costs, while a record's region is a small part of a multi-MB shard: a window reaching its bodies
- * would copy many times the bytes wanted (the benchmark's 2 x 2-shard record read took 1.7 times the CPU
- * with 4 MiB). 64 KiB still takes small shards (coordinates, statics) whole in one read.
+ * Stores with cheap random access (readCost "cheap": local disk, memory): a read costs about 0.1 ms of CPU
+ * (open, stat, read, close), what copying 0.3 MB costs, while a record's region is a small part of a
+ * multi-MB shard: a window reaching its bodies would copy many times the bytes wanted (see
+ * packages/spec/docs/store-capabilities.md). 64 KiB still takes small shards (coordinates, statics) whole
+ * in one read.
  */
 export const LOCAL_SHARD_WINDOW = 64 * 2 ** 10;
 
-const LOCAL_STORE = /^(file|memory):/;
-
-/** The window for reading the box `sel` of a shard: see SHARD_WINDOW and LOCAL_SHARD_WINDOW. */
+/** The window for reading the box `sel` of a shard, by what a read of the store costs. */
 export function windowFor(
-  store: Store,
+  store: ReadableStore,
   layout: ArrayLayout,
   shardIndex: number[],
   sel: [number, number][],
 ): number {
-  if (!LOCAL_STORE.test(store.url)) return SHARD_WINDOW;
+  if (store.readCost !== "cheap") return SHARD_WINDOW;
   // When the box is the whole shard every byte is wanted, so a wide window wastes nothing.
   const whole = sel.every(([a, b], d) => {
     const lo = shardIndex[d]! * layout.shardShape[d]!;
@@ -46,7 +46,7 @@ export function windowFor(
 }
 
 /** getSuffix, into the caller's reusable buffer when the store can (then valid until it is taken again). */
-async function suffix(store: Store, key: string, n: number, scratch?: ReusableBuffer) {
+async function suffix(store: ReadableStore, key: string, n: number, scratch?: ReusableBuffer) {
   if (scratch === undefined || store.getSuffixInto === undefined) return store.getSuffix(key, n);
   const into = scratch.take(n);
   const got = await store.getSuffixInto(key, n, into);
@@ -65,7 +65,7 @@ interface Head {
  * against the object's size when the window turned out to be the whole object. Undefined when absent.
  */
 export async function readHead(
-  store: Store,
+  store: ReadableStore,
   key: string,
   layout: ArrayLayout,
   window: number,

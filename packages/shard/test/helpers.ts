@@ -1,6 +1,6 @@
 import { crc32c } from "@zarr-stream/codecs";
 import type { DType, TypedArray } from "@zarr-stream/spec";
-import { MemoryStore, type Store } from "@zarr-stream/store";
+import { MemoryStore, type ReadCost, type Store } from "@zarr-stream/store";
 import { type ArrayLayout, shardIndexByteLength } from "../src/index.js";
 
 export const STREAM_DTYPES: DType[] = ["float64", "float32", "int32", "int64", "uint8"];
@@ -94,12 +94,12 @@ export function readCount(log: CallLog): number {
 }
 
 /**
- * A Store that counts the reads it forwards, to check how many round trips a read costs. `url` may name
- * another kind of store than `inner` (say s3://), since the reader sizes its first read by the store's kind.
+ * A Store that counts the reads it forwards, to check how many round trips a read costs. `readCost` may
+ * differ from `inner`'s (say "per-request" over a MemoryStore), since the reader sizes its first read by it.
  */
 export function countingStore(
   inner: Store = new MemoryStore(),
-  url = inner.url,
+  readCost: ReadCost | undefined = inner.readCost,
 ): {
   store: Store;
   log: CallLog;
@@ -107,7 +107,8 @@ export function countingStore(
 } {
   const log: CallLog = { get: 0, getSuffix: 0, getRange: [] };
   const store: Store = {
-    url,
+    url: inner.url,
+    readCost,
     get: (k) => {
       log.get++;
       return inner.get(k);

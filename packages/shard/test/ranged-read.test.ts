@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { profileCodec } from "@zarr-stream/codecs";
 import { CorruptShard, type DType } from "@zarr-stream/spec";
-import { MemoryStore } from "@zarr-stream/store";
+import { MemoryStore, type ReadCost } from "@zarr-stream/store";
 import {
   type ArrayLayout,
   allocTyped,
@@ -28,7 +28,7 @@ import {
   withEntry,
 } from "./helpers.js";
 
-const REMOTE_URL = "s3://bucket/run";
+const REMOTE: ReadCost = "per-request";
 
 /**
  * One time shard of the benchmark's shape, scaled: `t` records of a (y, x) grid, chunks of one record and
@@ -76,9 +76,9 @@ function expected(s: Shard, sel: [number, number][]) {
   return bytesOf(want);
 }
 
-/** Reads `sel` of the shard through a counting store named `url`; returns the reads it took. */
-async function readThrough(s: Shard, url: string | undefined, sel: [number, number][]) {
-  const { store, log } = countingStore(new MemoryStore(), url);
+/** Reads `sel` of the shard through a counting store whose reads cost `readCost` (default: MemoryStore's). */
+async function readThrough(s: Shard, readCost: ReadCost | undefined, sel: [number, number][]) {
+  const { store, log } = countingStore(new MemoryStore(), readCost);
   await store.put(s.key, s.bytes);
   const got = await readShardRegion(store, s.key, s.layout, [0, 0, 0], sel);
   assert.ok(got);
@@ -99,10 +99,10 @@ test("§1 a record's region of a shard inside the window costs one read, on loca
   assert.ok(LOCAL_SHARD_WINDOW < mid.bytes.byteLength && mid.bytes.byteLength < SHARD_WINDOW);
   for (const r of [0, 2, 3]) {
     assert.equal((await readThrough(small, undefined, record(small, r))).reads, 1, `local, record ${r}`);
-    assert.equal((await readThrough(small, REMOTE_URL, record(small, r))).reads, 1, `remote, record ${r}`);
+    assert.equal((await readThrough(small, REMOTE, record(small, r))).reads, 1, `remote, record ${r}`);
   }
   for (const r of [0, 5, 7]) {
-    const { reads, log } = await readThrough(mid, REMOTE_URL, record(mid, r));
+    const { reads, log } = await readThrough(mid, REMOTE, record(mid, r));
     assert.deepEqual([reads, log.getSuffix], [1, 1], `remote, record ${r}`);
   }
   // A part of a record (one chunk's corner) too.
@@ -111,7 +111,7 @@ test("§1 a record's region of a shard inside the window costs one read, on loca
     [40, 50],
     [70, 90],
   ];
-  assert.equal((await readThrough(mid, REMOTE_URL, corner)).reads, 1);
+  assert.equal((await readThrough(mid, REMOTE, corner)).reads, 1);
 });
 
 test("§1 past the window, a record's bodies cost one more, coalesced, read", async () => {
@@ -132,7 +132,7 @@ test("§1 past the window, a record's bodies cost one more, coalesced, read", as
   // Remote: a shard over SHARD_WINDOW (5 MiB here), a record far from the index.
   const big = await timeShard(8, 256, 320);
   assert.ok(big.bytes.byteLength > SHARD_WINDOW);
-  const first = await readThrough(big, REMOTE_URL, record(big, 0));
+  const first = await readThrough(big, REMOTE, record(big, 0));
   assert.deepEqual([first.reads, first.log.getSuffix, first.log.getRange.length], [2, 1, 1]);
 });
 
@@ -144,7 +144,7 @@ test("§1 reading a whole shard is one read on any store while it fits the wide 
     [0, 160],
   ];
   assert.equal((await readThrough(mid, undefined, all)).reads, 1);
-  assert.equal((await readThrough(mid, REMOTE_URL, all)).reads, 1);
+  assert.equal((await readThrough(mid, REMOTE, all)).reads, 1);
 });
 
 test("§1 index at the start: bodies inside the first read come from it, later ones cost one more read", async () => {

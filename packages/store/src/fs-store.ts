@@ -1,21 +1,17 @@
-import { randomBytes } from "node:crypto";
-import { type BigIntStats, linkSync, renameSync, statSync, unlinkSync } from "node:fs";
-import { type FileHandle, link, lstat, mkdir, open, readdir, rename, stat, unlink } from "node:fs/promises";
+import { type BigIntStats, renameSync, statSync } from "node:fs";
+import { type FileHandle, link, lstat, open, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { type FileRangeReader, fileRangeReader } from "@zarr-stream/codecs";
 import { SchemaError, StoreError } from "@zarr-stream/spec";
+import * as check from "./arguments.js";
 import { DirectWrites, nativeFilesEnabled } from "./direct-writes.js";
+import { errorCode, fsError, isAbsent } from "./fs-errors.js";
 import { withKeyLock } from "./fs-key-lock.js";
-import {
-  assertByteCount,
-  assertBytes,
-  assertExpectedVersion,
-  assertValidKey,
-  assertValidPrefix,
-  TEMP_PREFIX,
-} from "./keys.js";
-import type { Store } from "./store.js";
+import { listKeys } from "./fs-list.js";
+import { exists, makeDirs, replace, stage, syncDirs, unlinkQuietly } from "./fs-staging.js";
+import { currentStamp, fileStamp, linkUnlessPresent, stampNow } from "./fs-stamps.js";
+import type { ReadCost, Store } from "./store.js";
 
 const ABSENT = Symbol("absent");
 /** Reads up to this long allocate their result before the object's size is known (one job, not two). */
@@ -34,6 +30,7 @@ const GET_GUESS_BYTES = 16 << 10;
  */
 export class FsStore implements Store {
   readonly url: string;
+  readonly readCost: ReadCost = "cheap";
   /** Absolute path of the store root; created by the first write. */
   readonly root: string;
   readonly #direct = DirectWrites.fromEnvironment();
@@ -51,7 +48,7 @@ export class FsStore implements Store {
   }
 
   async get(key: string): Promise<Uint8Array | undefined> {
-    assertValidKey(key);
+    check.key(key);
     if (this.#reader !== undefined) {
       // Metadata documents are small: one job reads them whole, a larger object a second time.
       const got = await this.#readFresh(key, 0, GET_GUESS_BYTES, false);
@@ -62,9 +59,7 @@ export class FsStore implements Store {
   }
 
   async getRange(key: string, offset: number, length: number): Promise<Uint8Array | undefined> {
-    assertValidKey(key);
-    assertByteCount("offset", offset, key);
-    assertByteCount("length", length, key);
+    check.range(key, offset, length);
     if (this.#reader !== undefined && length <= FRESH_READ_MAX) {
       const got = await this.#readFresh(key, offset, length, false);
       return got === ABSENT ? undefined : got.bytes;
@@ -76,8 +71,7 @@ export class FsStore implements Store {
   }
 
   async getSuffix(key: string, n: number): Promise<Uint8Array | undefined> {
-    assertValidKey(key);
-    assertByteCount("suffix length", n, key);
+    check.suffix(key, n);
     if (this.#reader !== undefined && n <= FRESH_READ_MAX) {
       const got = await this.#readFresh(key, 0, n, true);
       return got === ABSENT ? undefined : got.bytes;
@@ -89,8 +83,7 @@ export class FsStore implements Store {
   }
 
   async getSuffixInto(key: string, n: number, into: Uint8Array): Promise<number | undefined> {
-    assertValidKey(key);
-    assertByteCount("suffix length", n, key);
+    check.suffix(key, n);
     if (!(into instanceof Uint8Array))
       throw new SchemaError("getSuffixInto: into must be a Uint8Array", "/into");
     if (this.#reader !== undefined) {
@@ -115,7 +108,7 @@ export class FsStore implements Store {
   }
 
   async size(key: string): Promise<number | undefined> {
-    assertValidKey(key);
+    check.key(key);
     try {
       const info = await stat(this.#path(key));
       return info.isFile() ? info.size : undefined;
@@ -126,11 +119,10 @@ export class FsStore implements Store {
   }
 
   async put(key: string, bytes: Uint8Array): Promise<void> {
-    assertValidKey(key);
-    assertBytes(bytes, key);
+    check.write(key, bytes);
     const target = this.#path(key);
     const dir = dirname(target);
-    const newDirs = await this.#makeDir(dir, key);
+    const newDirs = await makeDirs(dir, key);
     await replace(dir, target, bytes, key, this.#direct);
     await syncDirs(newDirs);
   }
@@ -140,7 +132,7 @@ export class FsStore implements Store {
    * does not mix the two.
    */
   async getVersioned(key: string): Promise<{ bytes: Uint8Array; version: string } | undefined> {
-    assertValidKey(key);
+    check.key(key);
     return this.#read(key, async (file, size, info) => ({
       bytes: await readFully(file, 0, size),
       version: fileStamp(info),
@@ -148,7 +140,7 @@ export class FsStore implements Store {
   }
 
   async version(key: string): Promise<string | undefined> {
-    assertValidKey(key);
+    check.key(key);
     return currentStamp(this.#path(key), key);
   }
 
@@ -160,12 +152,10 @@ export class FsStore implements Store {
    * a part, plus a lock file that the next writer breaks once it is stale.
    */
   async putIfVersion(key: string, bytes: Uint8Array, expected: string | null): Promise<string | undefined> {
-    assertValidKey(key);
-    assertBytes(bytes, key);
-    assertExpectedVersion(expected, key);
+    check.conditionalWrite(key, bytes, expected);
     const target = this.#path(key);
     const dir = dirname(target);
-    const newDirs = await this.#makeDir(dir, key);
+    const newDirs = await makeDirs(dir, key);
     const temp = await stage(dir, bytes, key, this.#direct);
     let swapped = false;
     try {
@@ -190,13 +180,12 @@ export class FsStore implements Store {
   }
 
   async putIfAbsent(key: string, bytes: Uint8Array): Promise<boolean> {
-    assertValidKey(key);
-    assertBytes(bytes, key);
+    check.write(key, bytes);
     const target = this.#path(key);
     // Cheap early answer for the common "already claimed" case; the link below is what decides.
     if (await exists(target, key)) return false;
     const dir = dirname(target);
-    const newDirs = await this.#makeDir(dir, key);
+    const newDirs = await makeDirs(dir, key);
     const temp = await stage(dir, bytes, key, this.#direct);
     let created = true;
     try {
@@ -212,7 +201,7 @@ export class FsStore implements Store {
   }
 
   async delete(key: string): Promise<void> {
-    assertValidKey(key);
+    check.key(key);
     const path = this.#path(key);
     try {
       await unlink(path);
@@ -225,28 +214,8 @@ export class FsStore implements Store {
   }
 
   async list(prefix: string): Promise<string[]> {
-    assertValidPrefix(prefix);
-    const cut = prefix.lastIndexOf("/") + 1;
-    const dirKey = prefix.slice(0, cut);
-    if (!(await this.#isRealDir(dirKey, prefix))) return [];
-    const keys: string[] = [];
-    await walk(join(this.root, dirKey), dirKey, prefix.slice(cut), keys, prefix);
-    return keys.sort();
-  }
-
-  /** True when every segment of dirKey ("a/b/") is a real directory, so list walks no symlink to reach it. */
-  async #isRealDir(dirKey: string, prefix: string): Promise<boolean> {
-    let path = this.root;
-    for (const segment of dirKey.split("/").slice(0, -1)) {
-      path = join(path, segment);
-      try {
-        if (!(await lstat(path)).isDirectory()) return false;
-      } catch (err) {
-        if (isAbsent(err)) return false;
-        throw fsError("list", prefix, err);
-      }
-    }
-    return true;
+    check.prefix(prefix);
+    return listKeys(this.root, prefix);
   }
 
   #path(key: string): string {
@@ -308,101 +277,6 @@ export class FsStore implements Store {
       await file.close();
     }
   }
-
-  /** Returns the directories whose entries changed (new dirs and their parent, else just dir). */
-  async #makeDir(dir: string, key: string): Promise<string[]> {
-    let first: string | undefined;
-    try {
-      first = await mkdir(dir, { recursive: true });
-    } catch (err) {
-      throw fsError("create directory for", key, err);
-    }
-    if (first === undefined) return [dir];
-    const dirs = [dirname(first)];
-    for (let d = dir; d !== dirname(first); d = dirname(d)) dirs.push(d);
-    return dirs;
-  }
-}
-
-async function replace(
-  dir: string,
-  target: string,
-  bytes: Uint8Array,
-  key: string,
-  direct: DirectWrites,
-): Promise<void> {
-  const temp = await stage(dir, bytes, key, direct);
-  try {
-    await rename(temp, target);
-  } catch (err) {
-    await unlinkQuietly(temp);
-    throw fsError("put", key, err);
-  }
-}
-
-/**
- * A file's version: every put renames a freshly written file into place, so the inode changes with every
- * write while the object exists; size and modification time guard against the inode being reused later.
- */
-function fileStamp(info: BigIntStats): string {
-  return `f${info.ino}-${info.size}-${info.mtimeNs}`;
-}
-
-async function currentStamp(path: string, key: string): Promise<string | undefined> {
-  try {
-    const info = await stat(path, { bigint: true });
-    return info.isFile() ? fileStamp(info) : undefined;
-  } catch (err) {
-    if (isAbsent(err)) return undefined;
-    throw fsError("version", key, err);
-  }
-}
-
-/**
- * Create-only needs no lock: link refuses an existing name atomically, whoever else links or renames
- * there. It runs on this thread, not the pool, so it never waits behind codec jobs.
- */
-function linkUnlessPresent(temp: string, target: string, key: string): boolean {
-  try {
-    linkSync(temp, target);
-  } catch (err) {
-    if (errorCode(err) === "EEXIST") return false;
-    throw fsError("putIfVersion", key, err);
-  }
-  try {
-    unlinkSync(temp);
-  } catch {
-    // a staging name left behind is invisible to every key and list
-  }
-  return true;
-}
-
-/** currentStamp without the thread pool, for the few syscalls made while holding a key's lock. */
-function stampNow(path: string, key: string): string | undefined {
-  try {
-    const info = statSync(path, { bigint: true });
-    return info.isFile() ? fileStamp(info) : undefined;
-  } catch (err) {
-    if (isAbsent(err)) return undefined;
-    throw fsError("version", key, err);
-  }
-}
-
-async function stage(dir: string, bytes: Uint8Array, key: string, direct: DirectWrites): Promise<string> {
-  const temp = join(dir, `${TEMP_PREFIX}${process.pid}-${randomBytes(8).toString("hex")}`);
-  let file: FileHandle | undefined;
-  try {
-    if (await direct.write(temp, bytes)) return temp;
-    file = await open(temp, "wx");
-    await file.writeFile(bytes);
-    await file.sync();
-    await file.close();
-    return temp;
-  } catch (err) {
-    await file?.close().catch(() => undefined);
-    await unlinkQuietly(temp);
-    throw fsError("stage", key, err);
-  }
 }
 
 /** Reads `length` bytes at `position` into `into` (the caller's buffer, first bytes) or a new buffer. */
@@ -423,64 +297,4 @@ async function readFully(
     done += bytesRead;
   }
   return out.subarray(0, length);
-}
-
-async function walk(dir: string, keyPrefix: string, fragment: string, out: string[], prefix: string) {
-  let entries: import("node:fs").Dirent[];
-  try {
-    entries = await readdir(dir, { withFileTypes: true });
-  } catch (err) {
-    if (isAbsent(err)) return;
-    throw fsError("list", prefix, err);
-  }
-  const below: Promise<void>[] = [];
-  for (const entry of entries) {
-    const name = entry.name;
-    // Names no key could have (staging files, backslashes) are not objects of this store.
-    if (name.startsWith(TEMP_PREFIX) || name.includes("\\") || !name.startsWith(fragment)) continue;
-    if (entry.isDirectory()) below.push(walk(join(dir, name), `${keyPrefix}${name}/`, "", out, prefix));
-    else if (entry.isFile()) out.push(keyPrefix + name);
-  }
-  await Promise.all(below);
-}
-
-async function exists(path: string, key: string): Promise<boolean> {
-  try {
-    await lstat(path);
-    return true;
-  } catch (err) {
-    if (isAbsent(err)) return false;
-    throw fsError("putIfAbsent", key, err);
-  }
-}
-
-/** Best effort: some filesystems and platforms refuse fsync on a directory, and that must not fail a write. */
-async function syncDirs(dirs: string[]): Promise<void> {
-  await Promise.all(
-    dirs.map(async (dir) => {
-      const handle = await open(dir, "r").catch(() => undefined);
-      if (handle === undefined) return;
-      await handle.sync().catch(() => undefined);
-      await handle.close().catch(() => undefined);
-    }),
-  );
-}
-
-async function unlinkQuietly(path: string): Promise<void> {
-  await unlink(path).catch(() => undefined);
-}
-
-function errorCode(err: unknown): string | undefined {
-  return typeof err === "object" && err !== null && "code" in err ? String(err.code) : undefined;
-}
-
-function isAbsent(err: unknown): boolean {
-  const code = errorCode(err);
-  return code === "ENOENT" || code === "ENOTDIR";
-}
-
-function fsError(action: string, key: string, cause: unknown): StoreError {
-  if (cause instanceof StoreError) return cause;
-  const code = errorCode(cause) ?? (cause instanceof Error ? cause.message : String(cause));
-  return new StoreError(`FsStore ${action} ${JSON.stringify(key)} failed: ${code}`, key, { cause });
 }

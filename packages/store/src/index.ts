@@ -3,4 +3,4 @@ export { MemoryStore } from "./memory-store.js";
 export { openStore, registerStoreScheme, type StoreFactory } from "./open-store.js";
 export { S3Store, type S3StoreOptions } from "./s3-store.js";
 export { copyStore, snapshotStore } from "./snapshot.js";
-export { canFence, type FencingStore, type Store } from "./store.js";
+export * from "./store.js";

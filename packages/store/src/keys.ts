@@ -20,16 +20,23 @@ function characterProblem(text: string): string | undefined {
 }
 
 /**
+ * Why `key` is not a store key ("is empty", "has a \"..\" segment", ...), or undefined when it is one.
  * Keys are confined lexically: a key that passes can only name a path strictly inside the store root,
- * on every backend, so FsStore and MemoryStore accept and refuse exactly the same keys.
+ * on every backend, so every store accepts and refuses exactly the same keys.
  */
+export function keyProblem(key: string): string | undefined {
+  if (typeof key !== "string") return `must be a string, got ${typeof key}`;
+  if (key === "") return "is empty";
+  if (key.startsWith("/")) return "is absolute";
+  return characterProblem(key) ?? firstSegmentProblem(key.split("/"));
+}
+
+/** A StoreError naming the key when it is not a store key (see keyProblem). */
 export function assertValidKey(key: string): void {
-  if (typeof key !== "string")
-    throw new StoreError(`store key must be a string, got ${typeof key}`, String(key));
-  if (key === "") throw new StoreError("store key is empty", key);
-  if (key.startsWith("/")) throw new StoreError(`store key ${JSON.stringify(key)} is absolute`, key);
-  const bad = characterProblem(key) ?? firstSegmentProblem(key.split("/"));
-  if (bad !== undefined) throw new StoreError(`store key ${JSON.stringify(key)} ${bad}`, key);
+  const bad = keyProblem(key);
+  if (bad === undefined) return;
+  const quoted = typeof key === "string" && key !== "" ? ` ${JSON.stringify(key)}` : "";
+  throw new StoreError(`store key${quoted} ${bad}`, String(key));
 }
 
 /**

@@ -1,12 +1,6 @@
 import { randomUUID } from "node:crypto";
-import {
-  assertByteCount,
-  assertBytes,
-  assertExpectedVersion,
-  assertValidKey,
-  assertValidPrefix,
-} from "./keys.js";
-import type { Store } from "./store.js";
+import * as check from "./arguments.js";
+import type { ReadCost, Store } from "./store.js";
 
 /**
  * A Store held in a Map, for tests and in-process pipelines. Bytes are copied on the way in and out, so
@@ -15,6 +9,7 @@ import type { Store } from "./store.js";
  */
 export class MemoryStore implements Store {
   readonly url: string;
+  readonly readCost: ReadCost = "cheap";
   readonly #objects = new Map<string, Uint8Array>();
   /** Version of each present object: a store-wide write counter, so a rewrite never reuses a version. */
   readonly #versions = new Map<string, string>();
@@ -25,65 +20,58 @@ export class MemoryStore implements Store {
   }
 
   async get(key: string): Promise<Uint8Array | undefined> {
-    assertValidKey(key);
+    check.key(key);
     return this.#objects.get(key)?.slice();
   }
 
   async getRange(key: string, offset: number, length: number): Promise<Uint8Array | undefined> {
-    assertValidKey(key);
-    assertByteCount("offset", offset, key);
-    assertByteCount("length", length, key);
+    check.range(key, offset, length);
     return this.#objects.get(key)?.slice(offset, offset + length);
   }
 
   async getSuffix(key: string, n: number): Promise<Uint8Array | undefined> {
-    assertValidKey(key);
-    assertByteCount("suffix length", n, key);
+    check.suffix(key, n);
     const bytes = this.#objects.get(key);
     return bytes?.slice(Math.max(0, bytes.length - n));
   }
 
   async size(key: string): Promise<number | undefined> {
-    assertValidKey(key);
+    check.key(key);
     return this.#objects.get(key)?.length;
   }
 
   async put(key: string, bytes: Uint8Array): Promise<void> {
-    assertValidKey(key);
-    assertBytes(bytes, key);
+    check.write(key, bytes);
     this.#set(key, bytes);
   }
 
   async putIfAbsent(key: string, bytes: Uint8Array): Promise<boolean> {
-    assertValidKey(key);
-    assertBytes(bytes, key);
+    check.write(key, bytes);
     if (this.#objects.has(key)) return false;
     this.#set(key, bytes);
     return true;
   }
 
   async delete(key: string): Promise<void> {
-    assertValidKey(key);
+    check.key(key);
     this.#objects.delete(key);
     this.#versions.delete(key);
   }
 
   async getVersioned(key: string): Promise<{ bytes: Uint8Array; version: string } | undefined> {
-    assertValidKey(key);
+    check.key(key);
     const bytes = this.#objects.get(key);
     return bytes === undefined ? undefined : { bytes: bytes.slice(), version: this.#versions.get(key)! };
   }
 
   async version(key: string): Promise<string | undefined> {
-    assertValidKey(key);
+    check.key(key);
     return this.#versions.get(key);
   }
 
   /** Atomic because nothing awaits between the check and the write. */
   async putIfVersion(key: string, bytes: Uint8Array, expected: string | null): Promise<string | undefined> {
-    assertValidKey(key);
-    assertBytes(bytes, key);
-    assertExpectedVersion(expected, key);
+    check.conditionalWrite(key, bytes, expected);
     if ((this.#versions.get(key) ?? null) !== expected) return undefined;
     return this.#set(key, bytes);
   }
@@ -96,7 +84,7 @@ export class MemoryStore implements Store {
   }
 
   async list(prefix: string): Promise<string[]> {
-    assertValidPrefix(prefix);
+    check.prefix(prefix);
     return [...this.#objects.keys()].filter((key) => key.startsWith(prefix)).sort();
   }
 }

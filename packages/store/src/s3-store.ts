@@ -1,14 +1,9 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import type { S3Client, S3ClientConfig } from "@aws-sdk/client-s3";
+import type { HeadObjectCommandOutput, S3Client, S3ClientConfig } from "@aws-sdk/client-s3";
 import { StoreError } from "@zarr-stream/spec";
-import {
-  assertByteCount,
-  assertBytes,
-  assertExpectedVersion,
-  assertValidKey,
-  assertValidPrefix,
-} from "./keys.js";
-import type { Store } from "./store.js";
+import * as check from "./arguments.js";
+import { assertValidPrefix, keyProblem } from "./keys.js";
+import type { ReadCost, Store } from "./store.js";
 
 /** The SDK module, loaded on first use so that opening a local store never pays for it. */
 type Sdk = typeof import("@aws-sdk/client-s3");
@@ -56,6 +51,7 @@ type WriteCondition = { ifNoneMatch: "*" } | { ifMatch: string } | undefined;
  */
 export class S3Store implements Store {
   readonly url: string;
+  readonly readCost: ReadCost = "per-request";
   readonly bucket: string;
   /** "" or "<prefix>/": prepended to every key. */
   readonly #root: string;
@@ -95,55 +91,42 @@ export class S3Store implements Store {
   }
 
   async get(key: string): Promise<Uint8Array | undefined> {
-    assertValidKey(key);
+    check.key(key);
     return (await this.#getObject(key, undefined))?.bytes;
   }
 
   async getRange(key: string, offset: number, length: number): Promise<Uint8Array | undefined> {
-    assertValidKey(key);
-    assertByteCount("offset", offset, key);
-    assertByteCount("length", length, key);
+    check.range(key, offset, length);
     // An HTTP range cannot be empty; the object's presence is all a zero-length read can report.
     if (length === 0) return (await this.size(key)) === undefined ? undefined : new Uint8Array(0);
     return (await this.#getObject(key, `bytes=${offset}-${offset + length - 1}`))?.bytes;
   }
 
   async getSuffix(key: string, n: number): Promise<Uint8Array | undefined> {
-    assertValidKey(key);
-    assertByteCount("suffix length", n, key);
+    check.suffix(key, n);
     if (n === 0) return (await this.size(key)) === undefined ? undefined : new Uint8Array(0);
     return (await this.#getObject(key, `bytes=-${n}`))?.bytes;
   }
 
   async size(key: string): Promise<number | undefined> {
-    assertValidKey(key);
-    const { HeadObjectCommand } = await loadSdk();
-    try {
-      const head = await (await this.#s3()).send(
-        new HeadObjectCommand({ Bucket: this.bucket, Key: this.#root + key }),
-      );
-      return head.ContentLength ?? 0;
-    } catch (err) {
-      if (httpStatus(err) === 404) return undefined;
-      throw s3Error("size", key, err);
-    }
+    check.key(key);
+    const head = await this.#head("size", key);
+    return head === undefined ? undefined : (head.ContentLength ?? 0);
   }
 
   async put(key: string, bytes: Uint8Array): Promise<void> {
-    assertValidKey(key);
-    assertBytes(bytes, key);
+    check.write(key, bytes);
     await this.#write("put", key, bytes, undefined);
   }
 
   async putIfAbsent(key: string, bytes: Uint8Array): Promise<boolean> {
-    assertValidKey(key);
-    assertBytes(bytes, key);
+    check.write(key, bytes);
     return (await this.#write("putIfAbsent", key, bytes, { ifNoneMatch: "*" })) !== undefined;
   }
 
   /** The object and its ETag, or undefined when absent. */
   async getVersioned(key: string): Promise<{ bytes: Uint8Array; version: string } | undefined> {
-    assertValidKey(key);
+    check.key(key);
     const got = await this.#getObject(key, undefined);
     if (got !== undefined && got.version === "") throw noEtag("getVersioned", key);
     return got;
@@ -151,25 +134,16 @@ export class S3Store implements Store {
 
   /** The object's ETag from a HEAD, or undefined when absent. */
   async version(key: string): Promise<string | undefined> {
-    assertValidKey(key);
-    const { HeadObjectCommand } = await loadSdk();
-    try {
-      const head = await (await this.#s3()).send(
-        new HeadObjectCommand({ Bucket: this.bucket, Key: this.#root + key }),
-      );
-      if (!head.ETag) throw noEtag("version", key);
-      return head.ETag;
-    } catch (err) {
-      if (httpStatus(err) === 404) return undefined;
-      throw s3Error("version", key, err);
-    }
+    check.key(key);
+    const head = await this.#head("version", key);
+    if (head === undefined) return undefined;
+    if (!head.ETag) throw noEtag("version", key);
+    return head.ETag;
   }
 
   /** PUT with If-Match: expected (If-None-Match: * when expected is null); undefined on 412. */
   async putIfVersion(key: string, bytes: Uint8Array, expected: string | null): Promise<string | undefined> {
-    assertValidKey(key);
-    assertBytes(bytes, key);
-    assertExpectedVersion(expected, key);
+    check.conditionalWrite(key, bytes, expected);
     const condition: WriteCondition = expected === null ? { ifNoneMatch: "*" } : { ifMatch: expected };
     const version = await this.#write("putIfVersion", key, bytes, condition);
     if (version === "") throw noEtag("putIfVersion", key);
@@ -177,7 +151,7 @@ export class S3Store implements Store {
   }
 
   async delete(key: string): Promise<void> {
-    assertValidKey(key);
+    check.key(key);
     const { DeleteObjectCommand } = await loadSdk();
     try {
       await (await this.#s3()).send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.#root + key }));
@@ -188,7 +162,7 @@ export class S3Store implements Store {
   }
 
   async list(prefix: string): Promise<string[]> {
-    assertValidPrefix(prefix);
+    check.prefix(prefix);
     const { paginateListObjectsV2 } = await loadSdk();
     const keys: string[] = [];
     try {
@@ -200,7 +174,7 @@ export class S3Store implements Store {
         for (const object of page.Contents ?? []) {
           const key = object.Key?.slice(this.#root.length);
           // Objects no store key could name (folder markers "a/", "a//b") are not objects of this store.
-          if (key !== undefined && isValidKey(key)) keys.push(key);
+          if (key !== undefined && keyProblem(key) === undefined) keys.push(key);
         }
       }
     } catch (err) {
@@ -208,6 +182,19 @@ export class S3Store implements Store {
     }
     // S3 lists in UTF-8 byte order; the Store contract is UTF-16 code-unit order.
     return keys.sort();
+  }
+
+  /** The object's HEAD response, or undefined when absent. */
+  async #head(action: string, key: string): Promise<HeadObjectCommandOutput | undefined> {
+    const { HeadObjectCommand } = await loadSdk();
+    try {
+      return await (await this.#s3()).send(
+        new HeadObjectCommand({ Bucket: this.bucket, Key: this.#root + key }),
+      );
+    } catch (err) {
+      if (httpStatus(err) === 404) return undefined;
+      throw s3Error(action, key, err);
+    }
   }
 
   async #getObject(
@@ -371,15 +358,6 @@ function noEtag(action: string, key: string): StoreError {
     `S3Store ${action} ${JSON.stringify(key)}: the server sent no ETag to version it by`,
     key,
   );
-}
-
-function isValidKey(key: string): boolean {
-  try {
-    assertValidKey(key);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function httpStatus(err: unknown): number | undefined {

@@ -1,7 +1,7 @@
-import type { Store } from "./store.js";
+import type { ListableStore, WritableStore } from "./store.js";
 
 /** Every object of `store`, keyed in list order, for comparing a whole store before and after an operation. */
-export async function snapshotStore(store: Store): Promise<Map<string, Uint8Array>> {
+export async function snapshotStore(store: ListableStore): Promise<Map<string, Uint8Array>> {
   const objects = new Map<string, Uint8Array>();
   for (const key of await store.list("")) {
     const bytes = await store.get(key);
@@ -12,7 +12,7 @@ export async function snapshotStore(store: Store): Promise<Map<string, Uint8Arra
 }
 
 /** Copies every object of `from` into `to` (overwriting), returning the keys copied in order. */
-export async function copyStore(from: Store, to: Store): Promise<string[]> {
+export async function copyStore(from: ListableStore, to: WritableStore): Promise<string[]> {
   const copied: string[] = [];
   for (const key of await from.list("")) {
     const bytes = await from.get(key);

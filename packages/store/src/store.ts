@@ -1,11 +1,26 @@
 /**
- * The storage seam every package talks to. Kept as small as zarrita's store contract plus the writes the
- * contract needs: atomic put, create-only put, delete and list. Keys are relative, "/"-separated
- * ("temperature/c/0/1/0", "zarr.json"), never absolute and never containing "..".
+ * The storage seam, by capability. Every store can be read (the readable core, all a browser needs); on
+ * top of it a store may be writable, listable and conditional (fenced writes), and code asks for the
+ * capabilities it uses: a reader takes a ReadableStore, the writer a FencingStore. Keys are relative,
+ * "/"-separated ("temperature/c/0/1/0", "zarr.json"), never absolute and never containing "..".
+ * Nothing here imports node: modules, so the browser entry can carry it.
  */
-export interface Store {
-  /** A URL naming the store root (file:///abs/path, memory://name, s3://bucket/prefix). */
+
+/**
+ * What one read costs, which decides how much a reader fetches per request:
+ * - "cheap": random access costs about what copying a few hundred KB costs (memory, a local disk), so a
+ *   reader fetches only the bytes it needs;
+ * - "per-request": every read pays a round trip before its first byte (S3, HTTP), so a reader fetches
+ *   wide windows and coalesces neighbouring reads.
+ */
+export type ReadCost = "cheap" | "per-request";
+
+/** The readable core: whole objects, byte ranges and sizes. */
+export interface ReadableStore {
+  /** A URL naming the store root (file:///abs/path, memory://name, s3://bucket/prefix, https://...). */
   readonly url: string;
+  /** How reads cost; a store that does not say is taken to be "per-request" (see ReadCost). */
+  readonly readCost?: ReadCost;
   /** The whole object, or undefined when absent. */
   get(key: string): Promise<Uint8Array | undefined>;
   /** Bytes [offset, offset+length) of the object (shorter at its end), or undefined when absent. */
@@ -20,6 +35,10 @@ export interface Store {
   getSuffixInto?(key: string, n: number, into: Uint8Array): Promise<number | undefined>;
   /** Object size in bytes, or undefined when absent. */
   size(key: string): Promise<number | undefined>;
+}
+
+/** Writes: the atomic put, create-only put and delete the contract needs. */
+export interface WritableStore extends ReadableStore {
   /**
    * Atomic replace: a concurrent reader sees the old object or the new one, never a part. The store keeps
    * no reference to `bytes` once the promise settles, so the caller may reuse the buffer then.
@@ -29,12 +48,20 @@ export interface Store {
   putIfAbsent(key: string, bytes: Uint8Array): Promise<boolean>;
   /** Removes the object; absent is not an error. */
   delete(key: string): Promise<void>;
+}
+
+/** Listing by key prefix. */
+export interface ListableStore extends ReadableStore {
   /** Every key that starts with prefix ("" lists all), sorted by code unit. */
   list(prefix: string): Promise<string[]>;
+}
+
+/** Conditional writes: compare-and-swap on an opaque per-object version, what fencing is built on. */
+export interface ConditionalStore extends ReadableStore {
   /** The object with an opaque version tag (S3: ETag), read atomically together, or undefined when absent. */
-  getVersioned?(key: string): Promise<{ bytes: Uint8Array; version: string } | undefined>;
+  getVersioned(key: string): Promise<{ bytes: Uint8Array; version: string } | undefined>;
   /** The object's current version tag without its bytes (S3: HEAD), or undefined when absent. */
-  version?(key: string): Promise<string | undefined>;
+  version(key: string): Promise<string | undefined>;
   /**
    * Atomic compare-and-swap: writes only when the current version equals `expected` (null = must be
    * absent). Returns the new version, or undefined when the precondition failed (S3: If-Match /
@@ -42,16 +69,35 @@ export interface Store {
    * key guarded this way must use putIfVersion, never put. A version is never handed out twice for one
    * key while the object exists, so an unchanged version means an unchanged object.
    */
-  putIfVersion?(key: string, bytes: Uint8Array, expected: string | null): Promise<string | undefined>;
+  putIfVersion(key: string, bytes: Uint8Array, expected: string | null): Promise<string | undefined>;
 }
 
-/** A store whose writes can be fenced: every backend of this package is one. */
-export type FencingStore = Store & Required<Pick<Store, "getVersioned" | "version" | "putIfVersion">>;
+/**
+ * A store the writer and the control plane can work with: readable, writable, listable, and possibly
+ * conditional (every backend of this package is; `canFence` tells).
+ */
+export interface Store
+  extends WritableStore,
+    ListableStore,
+    Partial<Pick<ConditionalStore, "getVersioned" | "version" | "putIfVersion">> {}
 
-export function canFence(store: Store): store is FencingStore {
+/** A store whose writes can be fenced: every backend of this package is one. */
+export type FencingStore = Store & ConditionalStore;
+
+export function canWrite<S extends ReadableStore>(store: S): store is S & WritableStore {
+  const s = store as Partial<WritableStore>;
+  return typeof s.put === "function" && typeof s.putIfAbsent === "function" && typeof s.delete === "function";
+}
+
+export function canList<S extends ReadableStore>(store: S): store is S & ListableStore {
+  return typeof (store as Partial<ListableStore>).list === "function";
+}
+
+export function canFence<S extends ReadableStore>(store: S): store is S & ConditionalStore {
+  const s = store as Partial<ConditionalStore>;
   return (
-    typeof store.getVersioned === "function" &&
-    typeof store.version === "function" &&
-    typeof store.putIfVersion === "function"
+    typeof s.getVersioned === "function" &&
+    typeof s.version === "function" &&
+    typeof s.putIfVersion === "function"
   );
 }

@@ -1,6 +1,5 @@
 import { StoreError } from "@zarr-stream/spec";
-import type { Store } from "@zarr-stream/store";
-import { assertByteCount, assertValidKey, assertValidPrefix, keyToUrlPath } from "./keys.js";
+import { check, type ListableStore, type ReadableStore, type ReadCost } from "@zarr-stream/store/browser";
 
 /** The paths serveViewer answers besides the store's own objects. */
 export const LIST_PATH = "__list";
@@ -9,13 +8,15 @@ export const NODES_PATH = "__nodes";
 type Fetch = typeof fetch;
 
 /**
- * The read side of Store over HTTP: whole objects with GET, byte ranges with `Range: bytes=a-b` and
+ * A readable, listable store over HTTP: whole objects with GET, byte ranges with `Range: bytes=a-b` and
  * `bytes=-N`, sizes with HEAD. Every response is checked (status, Content-Range, body length) before its
- * bytes are handed on. Writes throw: a viewer never changes a store. `list` needs a server that answers
- * `GET <base>/__list?prefix=...` with a JSON array of keys, as serveViewer does.
+ * bytes are handed on. It has no writes: a viewer never changes a store. `list` needs a server that
+ * answers `GET <base>/__list?prefix=...` with a JSON array of keys, as serveViewer does. Keys follow the
+ * store package's rules, checked before any request.
  */
-export class HttpStore implements Store {
+export class HttpStore implements ReadableStore, ListableStore {
   readonly url: string;
+  readonly readCost: ReadCost = "per-request";
   readonly #base: string;
   readonly #fetch: Fetch;
 
@@ -37,7 +38,7 @@ export class HttpStore implements Store {
   }
 
   async get(key: string): Promise<Uint8Array | undefined> {
-    assertValidKey(key);
+    check.key(key);
     const res = await this.#request("GET", key);
     if (res.status === 404) return undefined;
     if (res.status !== 200) throw this.#statusError("GET", key, res);
@@ -45,9 +46,7 @@ export class HttpStore implements Store {
   }
 
   async getRange(key: string, offset: number, length: number): Promise<Uint8Array | undefined> {
-    assertValidKey(key);
-    assertByteCount("offset", offset, key);
-    assertByteCount("length", length, key);
+    check.range(key, offset, length);
     // An empty range cannot be spelled in a Range header; only whether the object exists matters.
     if (length === 0) return (await this.size(key)) === undefined ? undefined : new Uint8Array(0);
     const res = await this.#request("GET", key, `bytes=${offset}-${offset + length - 1}`);
@@ -55,15 +54,14 @@ export class HttpStore implements Store {
   }
 
   async getSuffix(key: string, n: number): Promise<Uint8Array | undefined> {
-    assertValidKey(key);
-    assertByteCount("suffix length", n, key);
+    check.suffix(key, n);
     if (n === 0) return (await this.size(key)) === undefined ? undefined : new Uint8Array(0);
     const res = await this.#request("GET", key, `bytes=-${n}`);
     return this.#ranged(res, key, undefined, n, "getSuffix");
   }
 
   async size(key: string): Promise<number | undefined> {
-    assertValidKey(key);
+    check.key(key);
     const res = await this.#request("HEAD", key);
     if (res.status === 404) return undefined;
     if (res.status !== 200) throw this.#statusError("HEAD", key, res);
@@ -73,7 +71,7 @@ export class HttpStore implements Store {
   }
 
   async list(prefix: string): Promise<string[]> {
-    assertValidPrefix(prefix);
+    check.prefix(prefix);
     const keys = await this.#json(`${LIST_PATH}?prefix=${encodeURIComponent(prefix)}`);
     const bad = keys.find((k) => !k.startsWith(prefix));
     if (bad !== undefined)
@@ -88,25 +86,6 @@ export class HttpStore implements Store {
     if (bad !== undefined)
       throw new StoreError(`${NODES_PATH}: ${JSON.stringify(bad)} is not a zarr.json key`);
     return [...keys].sort(compareCodeUnits);
-  }
-
-  put(key: string, _bytes?: Uint8Array): Promise<void> {
-    return Promise.reject(this.#readOnly("put", key));
-  }
-
-  putIfAbsent(key: string, _bytes?: Uint8Array): Promise<boolean> {
-    return Promise.reject(this.#readOnly("putIfAbsent", key));
-  }
-
-  delete(key: string): Promise<void> {
-    return Promise.reject(this.#readOnly("delete", key));
-  }
-
-  #readOnly(op: string, key: string): StoreError {
-    return new StoreError(
-      `${op}(${JSON.stringify(key)}): ${this.#base} is a read-only HttpStore`,
-      String(key),
-    );
   }
 
   async #request(method: "GET" | "HEAD", key: string, range?: string): Promise<Response> {
@@ -187,6 +166,11 @@ export class HttpStore implements Store {
     void res.body?.cancel();
     return new StoreError(`${op} ${this.#base}${key}: HTTP ${res.status} ${res.statusText}`, key);
   }
+}
+
+/** The URL path of a key: each segment percent-encoded, so "#", "?" and "%" in keys survive. */
+function keyToUrlPath(key: string): string {
+  return key.split("/").map(encodeURIComponent).join("/");
 }
 
 function compareCodeUnits(a: string, b: string): number {

@@ -4,9 +4,9 @@ import type { AddressInfo } from "node:net";
 import { basename, join, sep } from "node:path";
 import { SchemaError, StoreError, ZarrStreamError } from "@zarr-stream/spec";
 import { FsStore } from "@zarr-stream/store";
+import { keyProblem, TEMP_PREFIX } from "@zarr-stream/store/browser";
 import { buildViewerBundle, numcodecsDir } from "./bundle.js";
 import { LIST_PATH, NODES_PATH } from "./http-store.js";
-import { keyProblem, TEMP_PREFIX } from "./keys.js";
 import { ASSET_PREFIX, STORE_PREFIX, viewerHtml } from "./page-html.js";
 import { answerRange } from "./range.js";
 

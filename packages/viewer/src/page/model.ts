@@ -17,7 +17,7 @@ import {
   SchemaError,
   type TypedArray,
 } from "@zarr-stream/spec";
-import type { Store } from "@zarr-stream/store";
+import type { ListableStore, ReadableStore } from "@zarr-stream/store/browser";
 import { unitsOf } from "./format.js";
 import { type Plane, sliceGrid, sliceSelection, toNumbers } from "./slice.js";
 
@@ -66,6 +66,9 @@ export interface Slice {
   xUnits: string | undefined;
 }
 
+/** What the viewer reads: the readable core, plus listing for plain stores without a metadata index. */
+export type ViewedStore = ReadableStore & ListableStore;
+
 /** How plain stores are browsed: a listing of zarr.json keys (HttpStore.listMetadata), else store.list(""). */
 export type MetadataLister = () => Promise<string[]>;
 
@@ -86,7 +89,7 @@ function strAttr(attrs: Record<string, unknown>, name: string): string | undefin
  * plain Zarr v3 store (e.g. written by zarr-python) and every array is shown as it is.
  */
 export class StoreView {
-  readonly store: Store;
+  readonly store: ViewedStore;
   #lister: MetadataLister;
   #manifest: OutputManifest | undefined;
   #layouts = new Map<string, ArrayLayout>();
@@ -96,12 +99,12 @@ export class StoreView {
   #timeUnits: string | undefined;
   #version = "";
 
-  private constructor(store: Store, lister: MetadataLister) {
+  private constructor(store: ViewedStore, lister: MetadataLister) {
     this.store = store;
     this.#lister = lister;
   }
 
-  static async open(store: Store, lister?: MetadataLister): Promise<StoreView> {
+  static async open(store: ViewedStore, lister?: MetadataLister): Promise<StoreView> {
     const view = new StoreView(
       store,
       lister ??
