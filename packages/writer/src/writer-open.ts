@@ -24,7 +24,7 @@ import { checkRole } from "./roles.js";
 import { schemaFromManifestV1 } from "./schema-v1.js";
 import { GROUP_KEY } from "./store-layout.js";
 import { indexedTimes } from "./time-mode.js";
-import { type WriterOptions, WriterSession } from "./writer-session.js";
+import { WriterCore, type WriterOptions } from "./writer-core.js";
 
 function storeExists(store: Store): StoreExists {
   return new StoreExists(`${store.url} already holds a store: open it with join or resume`, GROUP_KEY);
@@ -35,13 +35,13 @@ function sameMembers(a: string[], b: string[]): boolean {
 }
 
 /** Seed §5.1 create (owner or Single): group, coordinates, array zarr.json, and a v2 manifest at commit_seq 0. */
-export async function createSession(
+export async function createCore(
   store: Store,
   schema: StreamSchema,
   role: Role,
   region: Region,
   opts: WriterOptions,
-): Promise<WriterSession> {
+): Promise<WriterCore> {
   const w = fresh(store, schema, role, region, opts);
   if ((await store.size(GROUP_KEY)) !== undefined || (await store.size(MANIFEST_KEY)) !== undefined)
     throw storeExists(store);
@@ -61,7 +61,7 @@ function fresh(
   region: Region,
   opts: WriterOptions,
   objects?: FencedObjects,
-): WriterSession {
+): WriterCore {
   const valid = validateStreamSchema(structuredClone(schema));
   checkRole(role);
   if (role.kind === "contributor")
@@ -78,7 +78,7 @@ function fresh(
     blobs: [],
     createdAt: utcSeconds((opts.now ?? (() => new Date()))()),
   };
-  return new WriterSession({
+  return new WriterCore({
     store,
     schema: valid,
     fingerprint: schemaFingerprint(valid),
@@ -93,12 +93,12 @@ function fresh(
 }
 
 /** Seed §5.1 join (contributors): reads the v2 manifest, rebuilds and fingerprint-checks the schema. */
-export async function joinSession(
+export async function joinCore(
   store: Store,
   role: Role,
   region: Region,
   opts: WriterOptions,
-): Promise<WriterSession> {
+): Promise<WriterCore> {
   checkRole(role);
   if (role.kind !== "contributor")
     throw new ProtocolError(`join is for contributors; a ${role.kind} uses create or resume`);
@@ -128,13 +128,13 @@ export async function joinSession(
  * undefined); when that drops records the owner rewrites shapes and manifest. Every writer reloads its
  * region of the open time shard so later flushes rewrite whole shards.
  */
-export async function resumeSession(
+export async function resumeCore(
   store: Store,
   role: Role,
   region: Region,
   at: number | undefined,
   opts: WriterOptions,
-): Promise<WriterSession> {
+): Promise<WriterCore> {
   checkRole(role);
   if (at !== undefined && (typeof at !== "number" || Number.isNaN(at)))
     throw new SchemaError(`resume: at must be a number, got ${at}`, "/at");
@@ -184,7 +184,7 @@ async function resumeUncommitted(
   region: Region,
   opts: WriterOptions,
   objects: FencedObjects,
-): Promise<WriterSession> {
+): Promise<WriterCore> {
   if ((await store.size(GROUP_KEY)) === undefined && (await store.size(leaseKey(0))) === undefined)
     throw new StoreError(`${store.url} holds no store: create it`, GROUP_KEY);
   if (role.kind === "contributor")
@@ -212,7 +212,7 @@ async function resumeUncommitted(
     await w.abort(new StoreExists(`${store.url} was committed to while resuming`, MANIFEST_KEY));
   }
   // Committed to meanwhile: open it as any committed store, repairing the shapes just laid out.
-  return resumeSession(store, role, region, undefined, opts);
+  return resumeCore(store, role, region, undefined, opts);
 }
 
 /** A store's schema and writer count as its manifest records them, checked against the opening role. */
@@ -255,9 +255,9 @@ function reopen(
   region: Region,
   opts: WriterOptions,
   objects: FencedObjects,
-): WriterSession {
+): WriterCore {
   const { schema, version, nWriters } = storeIdentity(m, role);
-  const w = new WriterSession({
+  const w = new WriterCore({
     store,
     schema,
     fingerprint: schemaFingerprint(schema),

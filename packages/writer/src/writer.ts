@@ -20,10 +20,10 @@ import type { Store } from "@zarr-stream/store";
 import { committedCount } from "./committed-state.js";
 import { checkSuppliedArray } from "./input-checks.js";
 import { encodeStaticShard } from "./static-shard.js";
-import { createSession, joinSession, resumeSession } from "./writer-open.js";
-import type { WriterOptions, WriterSession } from "./writer-session.js";
+import type { WriterCore, WriterOptions } from "./writer-core.js";
+import { createCore, joinCore, resumeCore } from "./writer-open.js";
 
-export type { WriterOptions } from "./writer-session.js";
+export type { WriterOptions } from "./writer-core.js";
 
 /**
  * The streaming writer of seed 000 §4–§8: one instance per writer (Single, Owner or Contributor) of one
@@ -31,10 +31,10 @@ export type { WriterOptions } from "./writer-session.js";
  * writes metadata, and the manifest is always its last write, so readers never see uncommitted data.
  */
 export class ZarrStreamWriter {
-  readonly #s: WriterSession;
+  readonly #s: WriterCore;
 
-  private constructor(session: WriterSession) {
-    this.#s = session;
+  private constructor(core: WriterCore) {
+    this.#s = core;
   }
 
   /** Seed §5.1 create (owner or Single): group, coordinates, array zarr.json, and a v2 manifest at commit_seq 0. */
@@ -45,7 +45,7 @@ export class ZarrStreamWriter {
     region: Region = {},
     opts: WriterOptions = {},
   ): Promise<ZarrStreamWriter> {
-    return new ZarrStreamWriter(await createSession(store, schema, role, region, opts));
+    return new ZarrStreamWriter(await createCore(store, schema, role, region, opts));
   }
 
   /** Seed §5.1 join (contributors): reads the v2 manifest, rebuilds and fingerprint-checks the schema. */
@@ -55,7 +55,7 @@ export class ZarrStreamWriter {
     region: Region = {},
     opts: WriterOptions = {},
   ): Promise<ZarrStreamWriter> {
-    return new ZarrStreamWriter(await joinSession(store, role, region, opts));
+    return new ZarrStreamWriter(await joinCore(store, role, region, opts));
   }
 
   /**
@@ -70,7 +70,7 @@ export class ZarrStreamWriter {
     at?: number,
     opts: WriterOptions = {},
   ): Promise<ZarrStreamWriter> {
-    return new ZarrStreamWriter(await resumeSession(store, role, region, at, opts));
+    return new ZarrStreamWriter(await resumeCore(store, role, region, at, opts));
   }
 
   get store(): Store {

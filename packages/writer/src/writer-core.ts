@@ -55,7 +55,7 @@ export interface WriterInit {
  * the committed view, the pending set, the time mode, the role (with the owner's commit path) and the
  * control-plane link. ZarrStreamWriter is its public face; writer-open.ts brings it up.
  */
-export class WriterSession {
+export class WriterCore {
   readonly store: Store;
   readonly schema: StreamSchema;
   readonly fingerprint: string;
