@@ -54,16 +54,21 @@ export function claimDomain(product: string, categoryAndName: string): string {
   return `${product}:${categoryAndName}`;
 }
 
+/** The claim in `got`; an unreadable claim file is a ControlPlaneCorrupt (via validation). */
+function claimView(key: string, got: Versioned, now: number): ClaimView {
+  const claim = validateClaim(parseDocument(got.bytes, key), key);
+  return {
+    key,
+    version: got.version,
+    claim,
+    ageS: now - claim.last_heartbeat_at,
+    stale: isStale(claim, now),
+  };
+}
+
 function toView(key: string, got: Versioned, now: number): ClaimView | CorruptClaim {
   try {
-    const claim = validateClaim(parseDocument(got.bytes, key), key);
-    return {
-      key,
-      version: got.version,
-      claim,
-      ageS: now - claim.last_heartbeat_at,
-      stale: isStale(claim, now),
-    };
+    return claimView(key, got, now);
   } catch (e) {
     return { key, version: got.version, problem: (e as Error).message };
   }
@@ -82,15 +87,7 @@ async function readAt(store: Store, key: string, now: number): Promise<ClaimView
 export async function readClaim(store: Store, domain: string, now: number): Promise<ClaimView | undefined> {
   const key = claimKey(domain);
   const got = await cas(store).get(key);
-  if (got === undefined) return undefined;
-  const claim = validateClaim(parseDocument(got.bytes, key), key);
-  return {
-    key,
-    version: got.version,
-    claim,
-    ageS: now - claim.last_heartbeat_at,
-    stale: isStale(claim, now),
-  };
+  return got === undefined ? undefined : claimView(key, got, now);
 }
 
 /** Every claim file, readable or not. Only <sha256>.json names are claims; anything else is not ours to parse. */

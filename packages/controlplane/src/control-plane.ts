@@ -1,31 +1,23 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
-import { ClaimLost, ProtocolError, SchemaError } from "@zarr-stream/spec";
+import { ProtocolError, SchemaError } from "@zarr-stream/spec";
 import type { Store } from "@zarr-stream/store";
-import { type ClaimObserver, monotonicObserver, storeAgeS } from "./claim-observer.js";
+import { abandonStoredRun } from "./abandon-run.js";
+import { type ClaimObserver, monotonicObserver } from "./claim-observer.js";
 import * as claims from "./claims.js";
 import {
   type ClaimDoc,
   type Clock,
   isObject,
   type JsonObject,
-  parseDocument,
   type RunRecordDoc,
   systemClock,
 } from "./documents.js";
-import { ControlPlaneCorrupt } from "./errors.js";
+import { HeldClaims } from "./held-claims.js";
 import type { SlotIndexModel } from "./identity.js";
-import {
-  absoluteUri,
-  assertRunId,
-  eventId,
-  runPrefix,
-  runRecordKey,
-  SCHEMA_KEY,
-  segmentKey,
-} from "./layout.js";
+import { assertRunId, runRecordKey } from "./layout.js";
 import { type HistoryEntry, history, type ProjectedState, projectRuns } from "./projection.js";
-import { envelopeJson, pyDumps, TIMESTAMP_KEYS, utf8 } from "./pyjson.js";
+import { envelopeJson, utf8 } from "./pyjson.js";
 import {
   type EnsureContext,
   type EnsureResult,
@@ -35,11 +27,22 @@ import {
   verifyResolvedIndex,
 } from "./resolved-index.js";
 import { type RootAttributes, zarrJsonAttributes } from "./root-attributes.js";
+import {
+  checkSlotRange,
+  defaultRunId,
+  runPayload,
+  type StartRunOptions,
+  slotOf,
+  startedRunRecord,
+} from "./run-documents.js";
+import { ensureSchemaDoc, readSchemaDoc } from "./schema-doc.js";
 import { ensureSlotIndexModel, type SlotIndexOutcome } from "./slot-index.js";
 import * as snapshots from "./snapshots.js";
 import { sealTornSegment } from "./torn-tail.js";
 import { DEFAULT_RUN_STALE_S, type RunView, readRuns } from "./wal-reader.js";
-import { eventTypeForStatus, makeEvent, RunWriter, runRecordDocument } from "./wal-writer.js";
+import { eventTypeForStatus, RunWriter, runRecordDocument } from "./wal-writer.js";
+
+export type { StartRunOptions } from "./run-documents.js";
 
 export interface ControlPlaneOptions {
   /** Logical product name recorded in every document. */
@@ -66,27 +69,8 @@ export interface ControlPlaneOptions {
   onHeartbeatError?: (error: unknown) => void;
 }
 
-export interface StartRunOptions {
-  runId?: string;
-  /** Run ids this run will replace: emits run_started_with_replacement. */
-  replaces?: string[];
-  outputPath?: string;
-  outputFormat?: string;
-  meta?: JsonObject;
-  slotRange?: [number, number];
-  slotGroup?: string;
-}
-
 function defaultOwnerId(): string {
   return `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
-}
-
-function defaultRunId(now: number): string {
-  const stamp = new Date(Math.floor(now * 1000))
-    .toISOString()
-    .replace(/[-:]/g, "")
-    .replace(/\.\d+Z$/, "Z");
-  return `run-${stamp}-${randomBytes(4).toString("hex")}`;
 }
 
 /**
@@ -102,8 +86,7 @@ export class ControlPlane {
   private readonly opts: ControlPlaneOptions;
   private readonly attrs: RootAttributes;
   private readonly writers = new Map<string, RunWriter>();
-  private readonly claimTimers = new Map<string, NodeJS.Timeout>();
-  private readonly held = new Map<string, claims.HeldClaim>();
+  private readonly held: HeldClaims;
   private readonly observer: ClaimObserver;
 
   private constructor(store: Store, opts: ControlPlaneOptions) {
@@ -114,6 +97,15 @@ export class ControlPlane {
     this.ownerId = opts.ownerId ?? defaultOwnerId();
     this.attrs = opts.rootAttributes ?? zarrJsonAttributes(store);
     this.observer = opts.observer ?? monotonicObserver;
+    this.held = new HeldClaims({
+      store,
+      ownerId: this.ownerId,
+      product: this.product,
+      clock: this.clock,
+      heartbeatIntervalS: opts.claimHeartbeatIntervalS ?? claims.DEFAULT_CLAIM_HEARTBEAT_S,
+      staleThresholdS: opts.claimStaleThresholdS ?? claims.DEFAULT_CLAIM_STALE_S,
+      onHeartbeatError: opts.onHeartbeatError,
+    });
   }
 
   /** Opens (does not create) the control plane; an existing schema.json must be v2 / chunkmanager-v2. */
@@ -122,33 +114,8 @@ export class ControlPlane {
       throw new SchemaError("product must be a non-empty string", "/product", "control plane options");
     }
     const cp = new ControlPlane(store, opts);
-    await cp.readSchema();
+    await readSchemaDoc(store);
     return cp;
-  }
-
-  private async readSchema(): Promise<JsonObject | undefined> {
-    const bytes = await this.store.get(SCHEMA_KEY);
-    if (bytes === undefined) return undefined;
-    const doc = parseDocument(bytes, SCHEMA_KEY);
-    if (doc.schema_version !== "v2" || doc.layout !== "chunkmanager-v2") {
-      throw new ControlPlaneCorrupt(
-        `${SCHEMA_KEY}: want schema_version "v2" and layout "chunkmanager-v2", got ${JSON.stringify(doc.schema_version)} / ${JSON.stringify(doc.layout)}`,
-        SCHEMA_KEY,
-      );
-    }
-    return doc;
-  }
-
-  /** schema.json is written once, create-only, by the first run. */
-  private async ensureSchema(): Promise<void> {
-    const doc = { schema_version: "v2", layout: "chunkmanager-v2", created_at: this.clock() };
-    const text = pyDumps(doc, {
-      ensureAscii: true,
-      sortKeys: false,
-      spaced: true,
-      floatKeys: TIMESTAMP_KEYS,
-    });
-    if (!(await this.store.putIfAbsent(SCHEMA_KEY, utf8(text)))) await this.readSchema();
   }
 
   private writer(runId: string): RunWriter {
@@ -158,24 +125,7 @@ export class ControlPlane {
   }
 
   private runPayload(runId: string, status: string, o: StartRunOptions & { error?: string }): JsonObject {
-    const run: JsonObject = {
-      output_path: o.outputPath ?? this.store.url,
-      output_format: o.outputFormat ?? "zarr",
-    };
-    if (o.error !== undefined) run.error = o.error;
-    const record: JsonObject = {
-      key: `run_${runId}`,
-      type: "run",
-      size: 0,
-      timestamp: this.clock(),
-      status,
-      meta: { ...(o.meta ?? {}), run_id: runId },
-      run,
-      schema_version: "v2",
-    };
-    if (o.slotRange) record.slot_range = o.slotRange;
-    if (o.slotGroup !== undefined) record.slot_group = o.slotGroup;
-    return record;
+    return runPayload(this, runId, status, this.clock(), o);
   }
 
   private newWriter(record: RunRecordDoc, nextPart: number): RunWriter {
@@ -197,35 +147,10 @@ export class ControlPlane {
     const now = this.clock();
     const runId = o.runId ?? defaultRunId(now);
     assertRunId(runId);
-    if (
-      o.slotRange &&
-      !(
-        Number.isInteger(o.slotRange[0]) &&
-        Number.isInteger(o.slotRange[1]) &&
-        o.slotRange[0] < o.slotRange[1]
-      )
-    ) {
-      throw new SchemaError(
-        `slot_range ${JSON.stringify(o.slotRange)} must be integers [start, end) with start < end`,
-        "/slot_range",
-        "run",
-      );
-    }
-    await this.ensureSchema();
-    const record: RunRecordDoc = {
-      schema_version: "v2",
-      product: this.product,
-      run_id: runId,
-      status: "started",
-      parts: 0,
-      events: 0,
-      started_at: now,
-      updated_at: now,
-      run_uri: absoluteUri(this.store, runPrefix(runId).slice(0, -1)),
-      run_stale_threshold_s: this.opts.runStaleThresholdS ?? DEFAULT_RUN_STALE_S,
-    };
-    if (o.slotRange) record.slot_range = o.slotRange;
-    if (o.slotGroup !== undefined) record.slot_group = o.slotGroup;
+    checkSlotRange(o.slotRange);
+    await ensureSchemaDoc(this.store, this.clock);
+    const staleThresholdS = this.opts.runStaleThresholdS ?? DEFAULT_RUN_STALE_S;
+    const record = startedRunRecord(this, runId, now, staleThresholdS, o);
     if (!(await this.store.putIfAbsent(runRecordKey(runId), utf8(envelopeJson(runRecordDocument(record)))))) {
       throw new ProtocolError(`run ${runId} already exists (use resumeRun to reopen it)`);
     }
@@ -279,7 +204,7 @@ export class ControlPlane {
     const id = await w.finish(
       "run_completed",
       "complete",
-      this.runPayload(runId, "complete", { ...o, ...this.slotOf(r) }),
+      this.runPayload(runId, "complete", { ...o, ...slotOf(r) }),
     );
     this.writers.delete(runId);
     return id;
@@ -288,17 +213,10 @@ export class ControlPlane {
   async failRun(runId: string, error: string, o: { meta?: JsonObject } = {}): Promise<string> {
     const w = this.writer(runId);
     const r = w.snapshotRecord();
-    const payload = this.runPayload(runId, "failed", { ...o, error, ...this.slotOf(r) });
+    const payload = this.runPayload(runId, "failed", { ...o, error, ...slotOf(r) });
     const id = await w.finish("run_failed", "failed", payload, error);
     this.writers.delete(runId);
     return id;
-  }
-
-  private slotOf(r: RunRecordDoc): StartRunOptions {
-    const o: StartRunOptions = {};
-    if (r.slot_range) o.slotRange = r.slot_range;
-    if (r.slot_group !== undefined) o.slotGroup = r.slot_group;
-    return o;
   }
 
   /**
@@ -314,82 +232,13 @@ export class ControlPlane {
       const id = await own.finish(
         "run_abandoned",
         "abandoned",
-        this.runPayload(runId, "abandoned", { error: reason, ...this.slotOf(r) }),
+        this.runPayload(runId, "abandoned", { error: reason, ...slotOf(r) }),
         reason,
       );
       this.writers.delete(runId);
       return id;
     }
-    const view = (await readRuns(this.store, this.clock)).find((r) => r.runId === runId);
-    if (!view) throw new ProtocolError(`run ${runId} does not exist`);
-    if (view.state !== "live" && view.state !== "orphaned")
-      throw new ProtocolError(`run ${runId} is already ${view.state}`);
-    if (!view.stale && !o.force) {
-      const age =
-        view.updatedAt === undefined ? "never" : `${(this.clock() - view.updatedAt).toFixed(1)} s ago`;
-      throw new ProtocolError(
-        `run ${runId} is not stale (last heartbeat ${age}, threshold ${view.staleThresholdS} s); use force`,
-      );
-    }
-    const written = o.force ? undefined : await this.runStoreAgeS(view);
-    if (written !== undefined && written <= view.staleThresholdS) {
-      // Its own timestamps say stale, but the store saw it write within the threshold: a skewed clock.
-      throw new ProtocolError(
-        `run ${runId} is not stale by the store's time (last written ${written.toFixed(1)} s ago, threshold ${view.staleThresholdS} s); use force`,
-      );
-    }
-    // Sealed first, so the run reads the same to peers that do not accept a torn line before terminal events.
-    if (view.tornTail) await sealTornSegment(this.store, view.tornTail.file);
-    const now = this.clock();
-    const part = view.segments.length > 0 ? view.segments.at(-1)! + 1 : 0;
-    const id = eventId(runId, part, 0);
-    const base = view.record ?? this.orphanRecord(view, now);
-    const event = makeEvent(
-      this.product,
-      runId,
-      id,
-      "run_abandoned",
-      now,
-      this.runPayload(runId, "abandoned", { error: reason, ...this.slotOf(base) }),
-    );
-    if (!(await this.store.putIfAbsent(segmentKey(runId, part), utf8(`${envelopeJson(event)}\n`)))) {
-      throw new ProtocolError(`run ${runId} wrote segment ${part} while being abandoned: it is alive`);
-    }
-    const record: RunRecordDoc = {
-      ...base,
-      status: "abandoned",
-      parts: view.segments.length + 1,
-      events: view.events.length + 1,
-      updated_at: now,
-      error: reason,
-      completed_at: now,
-    };
-    await this.store.put(runRecordKey(runId), utf8(envelopeJson(runRecordDocument(record))));
-    return id;
-  }
-
-  /** Seconds since the store last saw the run write (run.json or its newest segment), when it can say. */
-  private async runStoreAgeS(view: RunView): Promise<number | undefined> {
-    const keys = [runRecordKey(view.runId), ...view.segments.map((p) => segmentKey(view.runId, p))];
-    const ages = (await Promise.all(keys.map((k) => storeAgeS(this.store, k)))).filter(
-      (a): a is number => a !== undefined,
-    );
-    return ages.length > 0 ? Math.min(...ages) : undefined;
-  }
-
-  private orphanRecord(view: RunView, now: number): RunRecordDoc {
-    return {
-      schema_version: "v2",
-      product: this.product,
-      run_id: view.runId,
-      status: "abandoned",
-      parts: 0,
-      events: 0,
-      started_at: view.events[0]?.timestamp ?? now,
-      updated_at: now,
-      run_uri: absoluteUri(this.store, runPrefix(view.runId).slice(0, -1)),
-      run_stale_threshold_s: view.staleThresholdS,
-    };
+    return abandonStoredRun(this, runId, reason, o.force ?? false);
   }
 
   /** `category:name` -> the full `product:category:name` domain. */
@@ -399,60 +248,12 @@ export class ControlPlane {
 
   /** Create-only acquisition of `product:<categoryAndName>`, then a background heartbeat (unref'd). */
   async acquireClaim(categoryAndName: string): Promise<ClaimDoc> {
-    const domain = this.domain(categoryAndName);
-    const held = await claims.acquire(
-      this.store,
-      domain,
-      {
-        ownerId: this.ownerId,
-        product: this.product,
-        heartbeatIntervalS: this.opts.claimHeartbeatIntervalS ?? claims.DEFAULT_CLAIM_HEARTBEAT_S,
-        staleThresholdS: this.opts.claimStaleThresholdS ?? claims.DEFAULT_CLAIM_STALE_S,
-      },
-      this.clock,
-    );
-    this.held.set(domain, held);
-    this.stopClaimTimer(domain);
-    const every = this.opts.claimHeartbeatIntervalS ?? claims.DEFAULT_CLAIM_HEARTBEAT_S;
-    if (every > 0) {
-      const timer = setInterval(() => {
-        this.heartbeatDomain(domain).catch((e) => {
-          this.stopClaimTimer(domain);
-          this.opts.onHeartbeatError?.(e);
-        });
-      }, every * 1000);
-      timer.unref();
-      this.claimTimers.set(domain, timer);
-    }
-    return held.doc;
-  }
-
-  private stopClaimTimer(domain: string): void {
-    const t = this.claimTimers.get(domain);
-    if (t) clearInterval(t);
-    this.claimTimers.delete(domain);
-  }
-
-  private heldClaim(domain: string): claims.HeldClaim {
-    const held = this.held.get(domain);
-    if (!held) throw new ClaimLost(`claim ${domain} is not held by ${this.ownerId} in this process`, domain);
-    return held;
-  }
-
-  private async heartbeatDomain(domain: string): Promise<ClaimDoc> {
-    try {
-      const next = await claims.heartbeatClaim(this.store, this.heldClaim(domain), this.clock);
-      this.held.set(domain, next);
-      return next.doc;
-    } catch (e) {
-      if (e instanceof ClaimLost) this.held.delete(domain);
-      throw e;
-    }
+    return this.held.acquire(this.domain(categoryAndName));
   }
 
   /** Refreshes one claim we hold (a conditional write); a claim we lost is a ClaimLost. */
   heartbeat(categoryAndName: string): Promise<ClaimDoc> {
-    return this.heartbeatDomain(this.domain(categoryAndName));
+    return this.held.heartbeat(this.domain(categoryAndName));
   }
 
   /**
@@ -460,28 +261,12 @@ export class ControlPlane {
    * process last wrote, throws ClaimLost when it was cleared or taken over (then the writer must stop).
    */
   async assertClaimHeld(categoryAndName: string): Promise<void> {
-    const domain = this.domain(categoryAndName);
-    try {
-      await claims.assertHeld(this.store, this.heldClaim(domain));
-    } catch (e) {
-      if (e instanceof ClaimLost) {
-        this.held.delete(domain);
-        this.stopClaimTimer(domain);
-      }
-      throw e;
-    }
+    return this.held.assertHeld(this.domain(categoryAndName));
   }
 
   /** Deletes our claim; a claim this process held but lost is a ClaimLost and is left to its new holder. */
   async releaseClaim(categoryAndName: string): Promise<void> {
-    const domain = this.domain(categoryAndName);
-    this.stopClaimTimer(domain);
-    const held = this.held.get(domain);
-    if (held) {
-      await this.assertClaimHeld(categoryAndName);
-      this.held.delete(domain);
-    }
-    await claims.release(this.store, domain, this.ownerId, this.clock);
+    return this.held.release(this.domain(categoryAndName));
   }
 
   /**
@@ -587,7 +372,7 @@ export class ControlPlane {
 
   /** Flushes open runs (they stay live) and stops every timer. Claims are left held. */
   async close(): Promise<void> {
-    for (const d of [...this.claimTimers.keys()]) this.stopClaimTimer(d);
+    this.held.stopHeartbeats();
     for (const w of this.writers.values()) await w.close();
     this.writers.clear();
   }

@@ -36,52 +36,63 @@ export interface VerifiedCommit {
 
 const sameBits = (a: number, b: number) => Object.is(a, b);
 
+const writersOf = (tokens: CommitToken[]) => tokens.map((t) => t.writer);
+
 function recordSetText(records: TokenRecord[]): string {
   return records.length === 0 ? "none" : records.map((r) => `${r.index}@${r.t}`).join(",");
 }
 
-/**
- * Seed §5.3: every check of a commit, done before anything is written. Throws CommitError naming the
- * reason and the writers involved; returns what the commit adds.
- */
-export function verifyTokens(raw: unknown[], ctx: CommitContext): VerifiedCommit {
-  const tokens: CommitToken[] = raw.map((t, i) => {
+/** Every token is a valid commit token (seed §5.2). */
+function parseTokens(raw: unknown[]): CommitToken[] {
+  return raw.map((t, i) => {
     try {
       return validateCommitToken(t);
     } catch (err) {
       throw new CommitError(`token ${i} is not a valid commit token: ${(err as Error).message}`, "writers");
     }
   });
-  // 1. exactly one token per writer id
+}
+
+/** Rule 1: exactly one token per writer id 0..n_writers-1. Returns them in writer order. */
+function oneTokenPerWriter(tokens: CommitToken[], nWriters: number): CommitToken[] {
   const byWriter = new Map<number, CommitToken>();
   for (const t of tokens) {
     if (byWriter.has(t.writer))
       throw new CommitError(`two tokens from writer ${t.writer}`, "writers", [t.writer]);
-    if (!(Number.isInteger(t.writer) && t.writer >= 0 && t.writer < ctx.nWriters)) {
+    if (!(Number.isInteger(t.writer) && t.writer >= 0 && t.writer < nWriters)) {
       throw new CommitError(
-        `token from writer ${t.writer}, but the store has writers 0..${ctx.nWriters - 1}`,
+        `token from writer ${t.writer}, but the store has writers 0..${nWriters - 1}`,
         "writers",
         [t.writer],
       );
     }
     byWriter.set(t.writer, t);
   }
-  const missing = Array.from({ length: ctx.nWriters }, (_, i) => i).filter((i) => !byWriter.has(i));
+  const missing = Array.from({ length: nWriters }, (_, i) => i).filter((i) => !byWriter.has(i));
   if (missing.length > 0)
     throw new CommitError(`no token from writer(s) ${missing.join(", ")}`, "writers", missing);
-  const ordered = [...byWriter.values()].sort((a, b) => a.writer - b.writer);
-  const owner = ordered[0]!;
-  // 2. fingerprints
+  return [...byWriter.values()].sort((a, b) => a.writer - b.writer);
+}
+
+/** Rule 2: every token's fingerprint is the owner's. */
+function sameFingerprint(ordered: CommitToken[], fingerprint: string): void {
   for (const t of ordered) {
-    if (t.fingerprint !== ctx.fingerprint) {
+    if (t.fingerprint !== fingerprint) {
       throw new CommitError(
-        `writer ${t.writer} has fingerprint ${t.fingerprint}, the owner has ${ctx.fingerprint}`,
+        `writer ${t.writer} has fingerprint ${t.fingerprint}, the owner has ${fingerprint}`,
         "fingerprint",
         [t.writer],
       );
     }
   }
-  // 3. region dims, alignment, disjointness and coverage
+}
+
+/**
+ * Rule 3: every token names the owner's region dims (and, in v2, the manifest's), each region is aligned,
+ * and together they tile the domain. Returns the region dims, sorted.
+ */
+function regionsTileDomain(ordered: CommitToken[], ctx: CommitContext): string[] {
+  const owner = ordered[0]!;
   const dimsKey = (t: CommitToken) => Object.keys(t.region).sort().join(",");
   for (const t of ordered) {
     if (dimsKey(t) !== dimsKey(owner)) {
@@ -105,7 +116,7 @@ export function verifyTokens(raw: unknown[], ctx: CommitContext): VerifiedCommit
     throw new CommitError(
       `the tokens name region dims [${regionDims.join(",")}], the store's manifest names [${[...ctx.regionDims].sort().join(",")}]`,
       "region-dims",
-      ordered.map((t) => t.writer),
+      writersOf(ordered),
     );
   }
   checkTiling(
@@ -113,7 +124,12 @@ export function verifyTokens(raw: unknown[], ctx: CommitContext): VerifiedCommit
     ctx.schema.dims,
     regionDims,
   );
-  // 4. identical record sets with bitwise-equal t
+  return regionDims;
+}
+
+/** Rule 4, first part: every token carries the owner's record indices with bitwise-equal t. */
+function sameRecords(ordered: CommitToken[]): TokenRecord[] {
+  const owner = ordered[0]!;
   for (const t of ordered) {
     const same =
       t.records.length === owner.records.length &&
@@ -126,43 +142,54 @@ export function verifyTokens(raw: unknown[], ctx: CommitContext): VerifiedCommit
       );
     }
   }
-  const records = owner.records.map((r) => ({ ...r }));
-  if (ctx.schema.time_mode === "append") {
-    records.forEach((r, k) => {
-      if (r.index !== ctx.nCommitted + k) {
-        throw new CommitError(
-          `records must continue the committed prefix: expected index ${ctx.nCommitted + k}, got ${r.index}`,
-          "records",
-          ordered.map((t) => t.writer),
-        );
-      }
-      const before = k === 0 ? ctx.lastT : records[k - 1]!.t;
-      if (before !== null && !(r.t > before)) {
-        throw new CommitError(
-          `append t must increase strictly: record ${r.index} has t ${r.t} after ${before}`,
-          "records",
-          ordered.map((t) => t.writer),
-        );
-      }
-    });
-  } else {
-    const times = ctx.schema.time_mode.indexed.times;
-    for (const r of records) {
-      if (!(r.index < times.length) || !sameBits(r.t, times[r.index]!)) {
-        throw new CommitError(
-          `record ${r.index}: t ${r.t} is not times[${r.index}] = ${times[r.index]}`,
-          "records",
-          [owner.writer],
-        );
-      }
-      if (ctx.isRecordCommitted(r.index)) {
-        throw new CommitError(`record ${r.index} is already committed (invalidate it first)`, "records", [
-          owner.writer,
-        ]);
-      }
+  return owner.records.map((r) => ({ ...r }));
+}
+
+/** Rule 4, append mode: the records continue the committed prefix, t increasing strictly. */
+function recordsContinuePrefix(records: TokenRecord[], ordered: CommitToken[], ctx: CommitContext): void {
+  records.forEach((r, k) => {
+    if (r.index !== ctx.nCommitted + k) {
+      throw new CommitError(
+        `records must continue the committed prefix: expected index ${ctx.nCommitted + k}, got ${r.index}`,
+        "records",
+        writersOf(ordered),
+      );
+    }
+    const before = k === 0 ? ctx.lastT : records[k - 1]!.t;
+    if (before !== null && !(r.t > before)) {
+      throw new CommitError(
+        `append t must increase strictly: record ${r.index} has t ${r.t} after ${before}`,
+        "records",
+        writersOf(ordered),
+      );
+    }
+  });
+}
+
+/** Rule 4, indexed mode: each t is times[index] bitwise, and no record is committed now. */
+function recordsOnTimeAxis(records: TokenRecord[], owner: number, times: number[], ctx: CommitContext): void {
+  for (const r of records) {
+    if (!(r.index < times.length) || !sameBits(r.t, times[r.index]!)) {
+      throw new CommitError(
+        `record ${r.index}: t ${r.t} is not times[${r.index}] = ${times[r.index]}`,
+        "records",
+        [owner],
+      );
+    }
+    if (ctx.isRecordCommitted(r.index)) {
+      throw new CommitError(`record ${r.index} is already committed (invalidate it first)`, "records", [
+        owner,
+      ]);
     }
   }
-  // 5. statics
+}
+
+/**
+ * Rule 5: every static is known and not committed now; a partitioned static comes from every writer, a
+ * replicated one from the owner only. Returns the statics committed, sorted.
+ */
+function staticsFromTheirWriters(ordered: CommitToken[], regionDims: string[], ctx: CommitContext): string[] {
+  const owner = ordered[0]!;
   const statics = new Set<string>();
   for (const t of ordered) {
     for (const name of t.statics) {
@@ -204,15 +231,34 @@ export function verifyTokens(raw: unknown[], ctx: CommitContext): VerifiedCommit
       }
     }
   }
-  const blobs: ManifestBlob[] = [];
-  for (const t of ordered) {
-    for (const b of t.blobs) {
-      const entry: ManifestBlob =
+  return [...statics].sort();
+}
+
+/** Every writer's blobs as manifest entries, in manifest order. */
+function manifestBlobs(ordered: CommitToken[]): ManifestBlob[] {
+  const blobs: ManifestBlob[] = ordered.flatMap((t) =>
+    t.blobs.map(
+      (b): ManifestBlob =>
         b.scope === "static"
           ? { scope: "static", writer: t.writer, key: b.key }
-          : { scope: "record", record: b.record!, writer: t.writer, key: b.key };
-      blobs.push(entry);
-    }
-  }
-  return { records, statics: [...statics].sort(), blobs: blobs.sort(compareBlobs), regionDims };
+          : { scope: "record", record: b.record!, writer: t.writer, key: b.key },
+    ),
+  );
+  return blobs.sort(compareBlobs);
+}
+
+/**
+ * Seed §5.3: every check of a commit, done before anything is written. Throws CommitError naming the
+ * reason and the writers involved; returns what the commit adds.
+ */
+export function verifyTokens(raw: unknown[], ctx: CommitContext): VerifiedCommit {
+  const ordered = oneTokenPerWriter(parseTokens(raw), ctx.nWriters);
+  sameFingerprint(ordered, ctx.fingerprint);
+  const regionDims = regionsTileDomain(ordered, ctx);
+  const records = sameRecords(ordered);
+  const timeMode = ctx.schema.time_mode;
+  if (timeMode === "append") recordsContinuePrefix(records, ordered, ctx);
+  else recordsOnTimeAxis(records, ordered[0]!.writer, timeMode.indexed.times, ctx);
+  const statics = staticsFromTheirWriters(ordered, regionDims, ctx);
+  return { records, statics, blobs: manifestBlobs(ordered), regionDims };
 }

@@ -90,3 +90,14 @@ export function checkBlobRecords(next: CommittedState, blobs: ManifestBlob[]): v
     }
   }
 }
+
+/** The committed record indices: the prefix in append mode, the committed entries in indexed mode. */
+export function committedIndices(state: CommittedState): number[] {
+  const { entries, nCommitted } = state;
+  if (!entries) return Array.from({ length: nCommitted }, (_, i) => i);
+  return entries.flatMap((e, i) => (e.committed ? [i] : []));
+}
+
+export function committedCount(state: CommittedState): number {
+  return state.entries ? state.entries.filter((e) => e.committed).length : state.nCommitted;
+}

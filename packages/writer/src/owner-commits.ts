@@ -1,0 +1,295 @@
+import { MANIFEST_KEY, parseJsonObject } from "@zarr-stream/reader";
+import { parseArrayZarrJson } from "@zarr-stream/shard";
+import {
+  ClaimLost,
+  type CommitReceipt,
+  type CommitToken,
+  isPartitioned,
+  type OutputManifest,
+  type OutputManifestV2,
+  ProtocolError,
+  SchemaError,
+  type StreamSchema,
+} from "@zarr-stream/spec";
+import type { ArrayPlan } from "./array-plan.js";
+import { verifyTokens } from "./commit-check.js";
+import {
+  applyCommit,
+  checkBlobRecords,
+  committedCount,
+  invalidatedState,
+  truncatedState,
+} from "./committed-state.js";
+import type { CommittedView } from "./committed-view.js";
+import type { ControlPlaneLink } from "./control-plane-link.js";
+import type { FencedObjects } from "./fenced-objects.js";
+import { runLimited } from "./limit.js";
+import type { ManifestCommits, ManifestWrite } from "./manifest-commits.js";
+import {
+  buildManifestV1,
+  buildManifestV2,
+  type CommittedState,
+  serializeManifest,
+  utcSeconds,
+} from "./manifest-doc.js";
+import type { PendingWrites } from "./pending-writes.js";
+import { GROUP_KEY, groupDocument, writeArrays, writeTimeShapes, zarrJsonKey } from "./store-layout.js";
+import type { TimeMode, Truncation } from "./time-mode.js";
+
+/** What the owner's commit path works on. */
+export interface OwnerContext {
+  schema: StreamSchema;
+  fingerprint: string;
+  nWriters: number;
+  regionDims: string[];
+  baseUrl: string;
+  manifestVersion: 1 | 2;
+  plans: ArrayPlan[];
+  objects: FencedObjects;
+  commits: ManifestCommits;
+  view: CommittedView;
+  time: TimeMode;
+  /** The control plane link, once the handle has opened one. */
+  link: () => ControlPlaneLink | undefined;
+  /** Clock for created_at; `clockPinned` when the caller gave one (tests). */
+  now: () => Date;
+  clockPinned: boolean;
+  /**
+   * A Single writer's pending set: its data stays pending until the commit carrying it lands, so a
+   * manifest write found to have landed late drops what it carried from there.
+   */
+  pendingUntilCommitted?: PendingWrites;
+}
+
+/**
+ * The owner's (or Single writer's) commit path, seed §5.3: verify every token, grow the shapes, then
+ * write the manifest, the commit point, compare-and-swap; invalidate and resume's truncation write the
+ * manifest the same way. Before every manifest write the owner checks its lease and control-plane claims.
+ */
+export class OwnerCommits {
+  /** Each time-axis array's zarr.json as last written or read: shape rewrites keep every other byte. */
+  readonly #zarrJson = new Map<string, Uint8Array>();
+
+  constructor(private readonly o: OwnerContext) {}
+
+  readonly #put = (key: string, bytes: Uint8Array) => this.o.objects.put(key, bytes);
+
+  /** Seed §5.1 create: the group, every array's zarr.json and coordinates, then (v2) the manifest. */
+  async layOut(withManifest = this.o.manifestVersion === 2): Promise<void> {
+    const { objects, schema, plans, fingerprint } = this.o;
+    await objects.put(GROUP_KEY, groupDocument(schema));
+    for (const [name, bytes] of await writeArrays(this.#put, schema, plans)) this.#zarrJson.set(name, bytes);
+    await this.o.link()?.ensureSchema(schema, fingerprint);
+    if (withManifest) await this.writeManifest();
+  }
+
+  /**
+   * Writes the first manifest create-only (a store laid out again by resume): false when another
+   * handle's commit landed first.
+   */
+  async createManifest(): Promise<boolean> {
+    const write = this.#manifestWrite(this.o.view.state);
+    if (!(await this.o.commits.tryWrite(write))) return false;
+    this.o.view.adopt(write.state, write.manifest);
+    return true;
+  }
+
+  /** Resume: every time-axis array's zarr.json, validated, kept for shape rewrites. */
+  async readTimeArrays(): Promise<void> {
+    await runLimited(
+      this.o.plans
+        .filter((p) => p.timeAxis >= 0)
+        .map((p) => async () => {
+          const key = zarrJsonKey(p.name);
+          const bytes = await this.o.objects.read(key);
+          if (bytes === undefined) throw new SchemaError(`array ${p.name}: ${key} is missing`, "", key);
+          parseArrayZarrJson(parseJsonObject(bytes, key), key);
+          this.#zarrJson.set(p.name, bytes);
+        }),
+    );
+  }
+
+  /**
+   * After a takeover (fencing.md): restamps the manifest (compare-and-swap, created_at set to now), each
+   * attempt after `reread` has adopted whatever landed meanwhile. Only a commit already in flight when
+   * the lease changed hands can land, and only once. Returns whether any reread found a change.
+   */
+  async restamp(reread: () => Promise<boolean>): Promise<boolean> {
+    const { commits, view } = this.o;
+    let changed = false;
+    let refusals = 0;
+    for (;;) {
+      changed = (await reread()) || changed;
+      const before = commits.tag;
+      const write = this.#manifestWrite({ ...view.state, createdAt: utcSeconds(this.o.now()) });
+      if (!(await commits.tryWrite(write))) {
+        if (++refusals === 3) throw commits.concurrentOwner();
+        continue;
+      }
+      view.adopt(write.state, write.manifest);
+      // A store that versions by content (S3: identical bytes keep their ETag) fenced nothing if the
+      // stamp did not change the bytes: stamp again in the next second.
+      if (commits.tag !== before || this.o.clockPinned) return changed;
+      await new Promise((resolve) => setTimeout(resolve, 1005 - (Date.now() % 1000)));
+    }
+  }
+
+  /** FencedObjects asks before overwriting a changed object: only while no one else has committed. */
+  async manifestUnchanged(): Promise<boolean> {
+    return ((await this.o.objects.store.version(MANIFEST_KEY)) ?? null) === this.o.commits.tag;
+  }
+
+  /**
+   * Settles a manifest write whose outcome was unknown (it threw): when it landed, its state becomes the
+   * committed state (and a Single writer's data it carried is no longer pending).
+   */
+  async settle(): Promise<ManifestWrite | undefined> {
+    const landed = await this.o.commits.settle();
+    if (landed === undefined) return undefined;
+    this.o.view.adopt(landed.state, landed.manifest);
+    const pending = this.o.pendingUntilCommitted;
+    if (pending && landed.carried) for (const t of landed.carried) pending.drop(t);
+    return landed;
+  }
+
+  /** Seed §5.3 commit, after settling; the same call retried after an unknown outcome that landed succeeds. */
+  async commit(tokens: CommitToken[]): Promise<CommitReceipt> {
+    const landed = await this.settle();
+    if (landed?.carried !== undefined && JSON.stringify(landed.carried) === JSON.stringify(tokens))
+      return this.receipt();
+    return this.commitVerified(tokens);
+  }
+
+  receipt(): CommitReceipt {
+    const { view } = this.o;
+    return {
+      commit_seq: view.state.commitSeq,
+      n_committed: committedCount(view.state),
+      manifest: view.manifest as OutputManifestV2,
+    };
+  }
+
+  /** Verifies `tokens`, then writes shapes (append, when the count grows) and the manifest. */
+  async commitVerified(tokens: CommitToken[]): Promise<CommitReceipt> {
+    const { schema, view } = this.o;
+    const state = view.state;
+    const verified = verifyTokens(tokens, {
+      schema,
+      fingerprint: this.o.fingerprint,
+      nWriters: this.o.nWriters,
+      nCommitted: state.nCommitted,
+      lastT: state.lastT,
+      regionDims: this.o.manifestVersion === 2 ? this.o.regionDims : undefined,
+      isRecordCommitted: (i) => state.entries?.[i]?.committed === true,
+      committedStatics: new Set(state.staticsCommitted),
+      isStaticPartitioned: (name, regionDims) =>
+        isPartitioned(schema.statics.find((s) => s.name === name)!.dims, regionDims),
+    });
+    const next = applyCommit(state, verified, schema.shard_shape[schema.time_dim]!);
+    checkBlobRecords(next, verified.blobs);
+    await this.assertClaimsHeld();
+    if (next.nCommitted !== state.nCommitted) {
+      await this.o.commits.assertUnchanged();
+      await writeTimeShapes(this.#put, this.o.plans, next.nCommitted, this.#zarrJson);
+    }
+    await this.writeManifest(next, tokens);
+    await this.o.link()?.committed({
+      commitSeq: next.commitSeq,
+      records: verified.records,
+      arrays: schema.vars.map((v) => v.name),
+      regionDims: verified.regionDims,
+    });
+    this.o.time.handedOff();
+    return this.receipt();
+  }
+
+  /**
+   * Writes the manifest of `state` (the commit point); only then is `state` the committed state.
+   * `carried` are the tokens the commit carries, so a retry of the same call can be recognised.
+   */
+  async writeManifest(
+    state: CommittedState = this.o.view.state,
+    carried?: CommitToken[],
+  ): Promise<OutputManifest> {
+    const write = this.#manifestWrite(state, carried);
+    await this.assertClaimsHeld();
+    await this.o.commits.write(write);
+    this.o.view.adopt(state, write.manifest);
+    return write.manifest;
+  }
+
+  /** Seed §6.2: marks records uncommitted (and their record blobs), bumping commit_seq. */
+  async invalidate(indices: number[]): Promise<void> {
+    const entries = this.o.view.state.entries;
+    if (!entries)
+      throw new ProtocolError("invalidate is for indexed stores: append records are never rewritten");
+    for (const i of indices) {
+      if (!Number.isInteger(i) || i < 0 || i >= entries.length)
+        throw new SchemaError(`invalidate: index ${i} is not in [0, ${entries.length})`, "/indices");
+    }
+    await this.settle();
+    const next = invalidatedState(this.o.view.state, indices);
+    await this.writeManifest(next);
+    await this.o.link()?.invalidated(
+      next.commitSeq,
+      [...new Set(indices)].sort((a, b) => a - b),
+    );
+  }
+
+  /** Seed §6.2 for statics: uncommits them so they may be written again. */
+  async invalidateStatics(names: string[]): Promise<void> {
+    for (const n of names) {
+      if (!this.o.schema.statics.some((s) => s.name === n))
+        throw new SchemaError(`invalidateStatics: unknown static ${JSON.stringify(n)}`, "/names");
+    }
+    await this.settle();
+    const next = structuredClone(this.o.view.state);
+    next.staticsCommitted = next.staticsCommitted.filter((s) => !names.includes(s));
+    next.commitSeq += 1;
+    await this.writeManifest(next);
+  }
+
+  /**
+   * Append resume: persists a truncation to `keep` records (shapes, then the manifest). With nothing to
+   * drop it repairs shapes that a crash between the shape rewrite and the manifest left ahead.
+   */
+  async truncate({ keep, times }: Truncation): Promise<void> {
+    const { schema, plans, view } = this.o;
+    const n = view.state.nCommitted;
+    if (keep < n) {
+      const shardT = schema.shard_shape[schema.time_dim]!;
+      const next = truncatedState(view.state, keep, times!, shardT, this.o.manifestVersion === 2);
+      await this.o.commits.assertUnchanged();
+      await writeTimeShapes(this.#put, plans, keep, this.#zarrJson);
+      await this.writeManifest(next);
+      await this.o.link()?.truncated(keep, n);
+      return;
+    }
+    const timePlan = plans.find((p) => p.kind === "time")!;
+    const key = zarrJsonKey(timePlan.name);
+    const layout = parseArrayZarrJson(parseJsonObject(this.#zarrJson.get(timePlan.name)!, key), key);
+    if (layout.shape[0] !== keep) await writeTimeShapes(this.#put, plans, keep, this.#zarrJson);
+  }
+
+  /** Under a control plane: an owner whose claim was cleared or taken stops before it writes metadata. */
+  async assertClaimsHeld(): Promise<void> {
+    try {
+      await this.o.link()?.assertClaimsHeld();
+    } catch (err) {
+      if (err instanceof ClaimLost) this.o.objects.fence(err.domain, `claim ${err.domain} was lost`);
+      throw err;
+    }
+  }
+
+  #manifestWrite(state: CommittedState, carried?: CommitToken[]): ManifestWrite {
+    const id = {
+      schema: this.o.schema,
+      fingerprint: this.o.fingerprint,
+      nWriters: this.o.nWriters,
+      regionDims: this.o.regionDims,
+      baseUrl: this.o.baseUrl,
+    };
+    const manifest = this.o.manifestVersion === 1 ? buildManifestV1(id, state) : buildManifestV2(id, state);
+    return { bytes: serializeManifest(manifest), state, manifest, carried };
+  }
+}

@@ -1,0 +1,39 @@
+import type { Store } from "@zarr-stream/store";
+import { clearRound, collectTokens, MailboxTimeout } from "./mailbox.js";
+import type { RunSettings } from "./run-options.js";
+import type { ZarrStreamWriter } from "./writer.js";
+
+/** The owner: waits for every token of the round (reporting who is missing), commits, clears it. */
+export async function commitRound(
+  store: Store,
+  writer: ZarrStreamWriter,
+  round: number,
+  count: number,
+  o: RunSettings,
+): Promise<void> {
+  const started = Date.now();
+  for (;;) {
+    const left = o.timeoutMs - (Date.now() - started);
+    try {
+      const tokens = await collectTokens(store, round, count, {
+        timeoutMs: Math.max(0, Math.min(o.reportEveryMs, left)),
+        pollMs: o.pollMs,
+      });
+      const receipt = await writer.commit(tokens);
+      await clearRound(store, round);
+      o.onEvent?.({ kind: "committed", round, nCommitted: receipt.n_committed });
+      return;
+    } catch (err) {
+      if (!(err instanceof MailboxTimeout)) throw err;
+      const waitedMs = Date.now() - started;
+      if (waitedMs >= o.timeoutMs) {
+        throw new MailboxTimeout(
+          `${err.message}; gave up after ${waitedMs} ms: restart the missing writer${err.missing.length > 1 ? "s" : ""} with the same id (they resume), then restart writer 0`,
+          err.round,
+          err.missing,
+        );
+      }
+      o.onEvent?.({ kind: "waiting", round, missing: err.missing, waitedMs });
+    }
+  }
+}
