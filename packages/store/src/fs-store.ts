@@ -3,7 +3,7 @@ import { type BigIntStats, linkSync, renameSync, statSync, unlinkSync } from "no
 import { type FileHandle, link, lstat, mkdir, open, readdir, rename, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { type FileRangeReader, fileRangeReader } from "@zarr-stream/codecs";
+import { type FileRangeReader, fileRangeReader } from "@zarr-stream/fileio";
 import { SchemaError, StoreError } from "@zarr-stream/spec";
 import { DirectWrites, nativeFilesEnabled } from "./direct-writes.js";
 import { withKeyLock } from "./fs-key-lock.js";

@@ -1,0 +1,28 @@
+import { createRequire } from "node:module";
+
+/** The exports of native/addon.c. */
+export interface FileIoAddon {
+  writeFileDirect(path: string, bytes: Uint8Array): Promise<void>;
+  readFileInto(
+    path: string,
+    position: number,
+    length: number,
+    fromEnd: 0 | 1,
+    into: Uint8Array,
+  ): Promise<[number, number]>;
+}
+
+let loaded: { addon: FileIoAddon } | { error: string } | undefined;
+
+/** Loads build/Release/zstream_fileio.node once (built by scripts/build-native.mjs at install time). */
+export function loadFileIoAddon(): { addon: FileIoAddon } | { error: string } {
+  if (!loaded) {
+    try {
+      // dist/src/native-addon.js → package root
+      loaded = { addon: createRequire(import.meta.url)("../../build/Release/zstream_fileio.node") };
+    } catch (e) {
+      loaded = { error: e instanceof Error ? e.message.split("\n")[0]! : String(e) };
+    }
+  }
+  return loaded;
+}
