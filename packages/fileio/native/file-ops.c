@@ -1,8 +1,8 @@
 /* Direct writes and one-job range reads (see file-ops.h).
  *
  * A shard is written once, fsynced at once and never read back by the writer, so copying it into the
- * page cache buys nothing and costs a large share of the writer's CPU (packages/spec/docs/decisions.md,
- * "Direct writes"). The caller's bytes have no alignment guarantee (V8 owns them), so whole blocks go
+ * page cache buys nothing and costs a large share of the writer's CPU (packages/spec/docs/writer-decisions.md,
+ * "Shards are written around the page cache"). The caller's bytes have no alignment guarantee (V8 owns them), so whole blocks go
  * through an aligned per-thread bounce buffer, a user-space memcpy of hot memory far cheaper than the
  * kernel's copy into fresh cache pages, and the last partial block is written buffered after O_DIRECT
  * is cleared from the descriptor.

@@ -1,7 +1,7 @@
 /* File jobs get threads of their own rather than the libuv pool: a read or write that waits for the
- * disk would hold a thread the codecs need (packages/spec/docs/decisions.md, "File I/O threads"). The
- * codecs addon keeps the libuv pool for compression, so the two pools share no code: this one exists
- * for file jobs only. IO_THREADS threads, started on first use, take tasks from one queue; each env
+ * disk would hold a thread the codecs need (packages/spec/docs/decisions.md, "File jobs have threads of their own"). The
+ * codecs addon keeps the libuv pool for compression, so the two pools share no code and this package
+ * has its own small addon (packages/spec/docs/decisions.md, "Native modules"). IO_THREADS threads, started on first use, take tasks from one queue; each env
  * completes its tasks on its JS thread through a threadsafe function, referenced only while it has tasks
  * in flight so that an idle addon never keeps the process alive. */
 #define _GNU_SOURCE /* dladdr */
