@@ -7,21 +7,10 @@ import { numcodecsBackend } from "./numcodecs-backend.js";
 /*
  * The browser entry point (the "browser" export condition): our SIMD wasm, fetched and compiled on first
  * use, and numcodecs' wasm for Blosc inner codecs we do not implement. No node: import, no addon loader,
- * no process.env: a bundler takes this file by condition, not by file name.
+ * nothing read from the environment: a bundler takes this file by condition, not by file name.
  */
 
-export { type CodecBackendName, codecBackend, setCodecBackend } from "./backend-choice.js";
-export {
-  copyBoxes,
-  crc32c,
-  decode,
-  decodeBoxes,
-  encode,
-  encodeInto,
-  maxEncodedLength,
-} from "./codec-calls.js";
-export { type CodecSpec, MAX_CHUNK_BYTES, profileCodec } from "./codec-spec.js";
-export { boxStride } from "./copy-boxes.js";
+export * from "./api.js";
 
 let wasm: Backend | undefined;
 

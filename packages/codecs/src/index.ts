@@ -10,18 +10,7 @@ import { loadSimdWasm, simdWasmBackend } from "./simd-wasm-backend.js";
  * targets browsers takes browser.ts instead (the "browser" export condition).
  */
 
-export { type CodecBackendName, codecBackend, setCodecBackend } from "./backend-choice.js";
-export {
-  copyBoxes,
-  crc32c,
-  decode,
-  decodeBoxes,
-  encode,
-  encodeInto,
-  maxEncodedLength,
-} from "./codec-calls.js";
-export { type CodecSpec, MAX_CHUNK_BYTES, profileCodec } from "./codec-spec.js";
-export { boxStride } from "./copy-boxes.js";
+export * from "./api.js";
 
 function native(): Backend {
   const r = loadAddon();
