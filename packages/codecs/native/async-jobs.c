@@ -105,22 +105,29 @@ static void reject_internal(napi_env env, napi_deferred deferred, const char *wh
   napi_reject_deferred(env, deferred, err);
 }
 
+/* Settles the promise with v. A deferred is spent once resolve or reject gets past its checks, so a
+ * second try is made only when an exception was pending (the call then did nothing). */
+static void conclude(napi_env env, napi_deferred deferred, napi_value v, bool resolve) {
+  napi_status st = resolve ? napi_resolve_deferred(env, deferred, v) : napi_reject_deferred(env, deferred, v);
+  if (st == napi_pending_exception) reject_internal(env, deferred, "an exception was pending");
+}
+
 static void complete(napi_env env, napi_status status, void *data) {
   job_t *j = data;
   napi_value value;
-  napi_status st;
   if (status == napi_ok && j->msg[0] == 0) {
-    st = job_result(env, j, &value);
-    if (st == napi_ok) st = napi_resolve_deferred(env, j->deferred, value);
-    if (st != napi_ok) {
+    if (job_result(env, j, &value) == napi_ok) {
+      conclude(env, j->deferred, value, true);
+    } else {
       char what[96];
       snprintf(what, sizeof(what), "could not hand over a %zu-byte result", j->dstlen);
       reject_internal(env, j->deferred, what);
     }
+  } else if (job_error(env, j, status == napi_cancelled ? "async work was cancelled" : "async work failed",
+                       &value) == napi_ok) {
+    conclude(env, j->deferred, value, false);
   } else {
-    st = job_error(env, j, status == napi_cancelled ? "async work was cancelled" : "async work failed", &value);
-    if (st == napi_ok) st = napi_reject_deferred(env, j->deferred, value);
-    if (st != napi_ok) reject_internal(env, j->deferred, "could not build the codec error");
+    reject_internal(env, j->deferred, "could not build the codec error");
   }
   zs_free_job(env, j);
 }

@@ -78,19 +78,25 @@ static void reject_internal(napi_env env, napi_deferred deferred, const char *wh
   napi_reject_deferred(env, deferred, err);
 }
 
+/* Settles the promise with v. A deferred is spent once resolve or reject gets past its checks, so a
+ * second try is made only when an exception was pending (the call then did nothing). */
+static void conclude(napi_env env, napi_deferred deferred, napi_value v, bool resolve) {
+  napi_status st = resolve ? napi_resolve_deferred(env, deferred, v) : napi_reject_deferred(env, deferred, v);
+  if (st == napi_pending_exception) reject_internal(env, deferred, "an exception was pending");
+}
+
 static void settle(napi_env env, io_task_t *t) {
   file_job_t *j = (file_job_t *)t;
   if (env != NULL) {
     napi_value value;
-    napi_status st;
     if (j->result.err) {
-      st = errno_error(env, &j->result, &value);
-      if (st == napi_ok) st = napi_reject_deferred(env, j->deferred, value);
+      if (errno_error(env, &j->result, &value) == napi_ok) conclude(env, j->deferred, value, false);
+      else reject_internal(env, j->deferred, "could not build the file I/O error");
     } else {
-      st = j->op == JOB_READ ? read_result(env, j, &value) : napi_get_undefined(env, &value);
-      if (st == napi_ok) st = napi_resolve_deferred(env, j->deferred, value);
+      napi_status st = j->op == JOB_READ ? read_result(env, j, &value) : napi_get_undefined(env, &value);
+      if (st == napi_ok) conclude(env, j->deferred, value, true);
+      else reject_internal(env, j->deferred, "could not build the file I/O result");
     }
-    if (st != napi_ok) reject_internal(env, j->deferred, "could not build the file I/O result");
     napi_delete_reference(env, j->keep);
   }
   free_job(j);
@@ -192,20 +198,19 @@ static napi_value write_js(napi_env env, napi_callback_info info) {
   return submit(env, j, argv[1]);
 }
 
-static napi_value init(napi_env env, napi_value exports) {
-  if (io_threads_init(env) != napi_ok) {
-    napi_throw_error(env, "ZS_INTERNAL", "could not set up the file I/O threads");
-    return NULL;
-  }
-  napi_property_descriptor props[] = {
-      {"writeFileDirect", NULL, write_js, NULL, NULL, NULL, napi_default, NULL},
-      {"readFileInto", NULL, read_js, NULL, NULL, NULL, napi_default, NULL},
-  };
-  if (napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props) != napi_ok) {
-    napi_throw_error(env, "ZS_INTERNAL", "could not define the file I/O functions");
+static bool export_function(napi_env env, napi_value exports, const char *name, napi_callback fn) {
+  napi_value f;
+  return napi_create_function(env, name, NAPI_AUTO_LENGTH, fn, NULL, &f) == napi_ok &&
+         napi_set_named_property(env, exports, name, f) == napi_ok;
+}
+
+NAPI_MODULE_INIT() {
+  if (io_threads_init(env) != napi_ok || !export_function(env, exports, "writeFileDirect", write_js) ||
+      !export_function(env, exports, "readFileInto", read_js)) {
+    bool pending = false;
+    if (napi_is_exception_pending(env, &pending) != napi_ok || !pending)
+      napi_throw_error(env, "ZS_INTERNAL", "could not set up the file I/O addon");
     return NULL;
   }
   return exports;
 }
-
-NAPI_MODULE(NODE_GYP_MODULE_NAME, init)
