@@ -14,12 +14,16 @@ export interface FileIoAddon {
 
 let loaded: { addon: FileIoAddon } | { error: string } | undefined;
 
-/** Loads build/Release/zstream_fileio.node once (built by scripts/build-native.mjs at install time). */
+/**
+ * Loads build/Release/zstream_fileio.node once (built by scripts/build-native.mjs at install time), or
+ * the addon at ZSTREAM_FILEIO_ADDON_PATH (the sanitizer test's instrumented build).
+ */
 export function loadFileIoAddon(): { addon: FileIoAddon } | { error: string } {
   if (!loaded) {
     try {
       // dist/src/native-addon.js → package root
-      loaded = { addon: createRequire(import.meta.url)("../../build/Release/zstream_fileio.node") };
+      const path = process.env.ZSTREAM_FILEIO_ADDON_PATH || "../../build/Release/zstream_fileio.node";
+      loaded = { addon: createRequire(import.meta.url)(path) };
     } catch (e) {
       loaded = { error: e instanceof Error ? e.message.split("\n")[0]! : String(e) };
     }
