@@ -115,7 +115,7 @@ static void conclude(napi_env env, napi_deferred deferred, napi_value v, bool re
 static void complete(napi_env env, napi_status status, void *data) {
   job_t *j = data;
   napi_value value;
-  if (status == napi_ok && j->msg[0] == 0) {
+  if (status == napi_ok && !zs_job_failed(j)) {
     if (job_result(env, j, &value) == napi_ok) {
       conclude(env, j->deferred, value, true);
     } else {

@@ -49,6 +49,9 @@ typedef struct job {
   size_t failed;
 } job_t;
 
+/* Whether the work of j failed: a message, or a frame found corrupt or of an unsupported codec. */
+static inline int zs_job_failed(const job_t *j) { return j->msg[0] != 0 || j->corrupt || j->unsupported; }
+
 /* codec-ops.c: runs j on a pool thread (napi_async_execute_callback); failures land in j->msg. */
 void zs_run_job(napi_env env, void *data);
 /* codec-ops.c: gives an encoder's scratch buffer back to the shared pool. */

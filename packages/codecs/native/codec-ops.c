@@ -209,7 +209,7 @@ static void unpack_decode(job_t *j) {
     j->expected = chunk;
     if (j->pack_zstd) zstd_decode(j);
     else blosc_decode(j);
-    if (j->msg[0]) {
+    if (zs_job_failed(j)) {
       j->failed = i;
       return;
     }
