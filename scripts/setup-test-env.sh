@@ -2,8 +2,8 @@
 # Installs everything the tests need on a fresh machine: clang, lld and wasi-libc (the codecs' SIMD wasm
 # build), chromium, fincore and Open MPI (apt, when root and missing), the npm workspace, the Python
 # cross-check peers, and Versity's S3 gateway (built from the Go module proxy into the git-ignored .tools/,
-# skipped when already built). The codecs addon needs no OS library: our Blosc and zstd's sources (fetched
-# from npm) are compiled in.
+# skipped when already built). The codecs and fileio addons (built by `npm ci`) need no OS library: our
+# Blosc and zstd's sources (fetched from npm) are compiled in.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 need=()

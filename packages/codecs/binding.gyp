@@ -8,6 +8,10 @@
       "target_name": "zstream_codecs",
       "sources": [
         "native/addon.c",
+        "native/async-jobs.c",
+        "native/box-copy.c",
+        "native/codec-ops.c",
+        "native/napi-args.c",
         "native/blosc1.c",
         "native/shuffle.c",
         "native/crc32c.c"

@@ -32,14 +32,6 @@ interface Addon {
   ): Promise<number>;
   copyBoxes(...args: CopyBoxesArgs): Promise<void>;
   decodeBoxes(frames: readonly Uint8Array[], zstd: 0 | 1, ...rest: Tail<DecodeBoxesArgs>): Promise<void>;
-  writeFileDirect(path: string, bytes: Uint8Array): Promise<void>;
-  readFileInto(
-    path: string,
-    position: number,
-    length: number,
-    fromEnd: 0 | 1,
-    into: Uint8Array,
-  ): Promise<[number, number]>;
   crc32cSync(data: Uint8Array): number;
   crc32cPortable(data: Uint8Array): number;
   info(): {

@@ -1,7 +1,5 @@
 import { crc32, xxhash64 } from "hash-wasm";
 import type { Codec } from "numcodecs";
-import Blosc from "numcodecs/blosc";
-import Zstd from "numcodecs/zstd";
 import type { Backend } from "./backend.js";
 import { checkDecodedLength, corruptChunk } from "./frame-checks.js";
 
@@ -42,6 +40,9 @@ async function addZstdChecksum(frame: Uint8Array, content: Uint8Array): Promise<
 }
 
 /**
+ * numcodecs' modules are imported on first use, so a page whose frames our own wasm decodes never
+ * fetches them.
+ *
  * numcodecs.js (Emscripten builds of c-blosc and zstd): decodes Blosc frames whose inner codec (blosclz,
  * lz4, lz4hc, zlib) our Blosc does not implement, one frame at a time. Its Blosc encoder takes no typesize (it hard-codes 4), so frames
  * it writes carry typesize 4 and shuffle over 4-byte lanes: valid Blosc that every reader decodes, but
@@ -49,15 +50,16 @@ async function addZstdChecksum(frame: Uint8Array, content: Uint8Array): Promise<
  */
 export const numcodecsBackend: Backend = {
   name: "numcodecs",
-  bloscEncode: (data, clevel, shuffle) =>
-    Promise.resolve(
-      Blosc.fromConfig({ id: "blosc", cname: "zstd", clevel, shuffle, blocksize: 0 }).encode(data),
-    ),
+  async bloscEncode(data, clevel, shuffle) {
+    const { default: Blosc } = await import("numcodecs/blosc");
+    return Blosc.fromConfig({ id: "blosc", cname: "zstd", clevel, shuffle, blocksize: 0 }).encode(data);
+  },
   async bloscDecode(data, expectedLength, key) {
     bloscDecoder ??= freshDecoder("numcodecs/blosc");
     return checkDecodedLength(await (await bloscDecoder).decode(data), expectedLength, key);
   },
   async zstdEncode(data, level, checksum) {
+    const { default: Zstd } = await import("numcodecs/zstd");
     const frame = await Zstd.fromConfig({ id: "zstd", level }).encode(data);
     return checksum ? addZstdChecksum(frame, data) : frame;
   },

@@ -78,7 +78,7 @@ test("backend: ZSTREAM_CODECS=native without the addon, or an unknown value, is 
   );
   assert.match(
     run(pkg, { ZSTREAM_CODECS: "gpu" }).out,
-    /^threw ZarrStreamError: codec backend must be "native", "wasm" or "numcodecs"/,
+    /^threw ZarrStreamError: ZSTREAM_CODECS must be "native", "wasm" or "numcodecs", got "gpu"/,
   );
 });
 

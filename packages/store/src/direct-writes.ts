@@ -1,5 +1,5 @@
 import { unlink } from "node:fs/promises";
-import { type DirectFileWriter, directFileWriter } from "@zarr-stream/codecs";
+import { type DirectFileWriter, directFileWriter } from "@zarr-stream/fileio";
 
 /**
  * Objects at least this large are staged around the page cache. Shards are hundreds of kilobytes to
@@ -10,7 +10,7 @@ export const DIRECT_WRITE_MIN = 256 << 10;
 /**
  * How FsStore writes a large staged object. Every shard is written once and fsynced at once, and the
  * writer never reads it back, so the copy into the page cache buys nothing; on the 2-core machine of
- * issue #10 that copy was a fifth of the writer's CPU. The native codecs addon writes with O_DIRECT
+ * issue #10 that copy was a fifth of the writer's CPU. The fileio addon writes with O_DIRECT
  * instead (`directFileWriter`). Without the addon, with ZSTREAM_NATIVE_FS=0, or after a filesystem has
  * refused direct I/O once (EINVAL, ENOTSUP), writes take the buffered path.
  */
@@ -50,7 +50,7 @@ function refusesDirectIo(err: unknown): boolean {
   return code === "EINVAL" || code === "ENOTSUP" || code === "EOPNOTSUPP";
 }
 
-/** FsStore does local file I/O through the codecs addon unless ZSTREAM_NATIVE_FS=0 (node:fs only). */
+/** FsStore does local file I/O through @zarr-stream/fileio unless ZSTREAM_NATIVE_FS=0 (node:fs only). */
 export function nativeFilesEnabled(): boolean {
   return process.env.ZSTREAM_NATIVE_FS !== "0";
 }

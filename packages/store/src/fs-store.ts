@@ -2,7 +2,7 @@ import { type BigIntStats, renameSync, statSync } from "node:fs";
 import { type FileHandle, link, lstat, open, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { type FileRangeReader, fileRangeReader } from "@zarr-stream/codecs";
+import { type FileRangeReader, fileRangeReader } from "@zarr-stream/fileio";
 import { SchemaError, StoreError } from "@zarr-stream/spec";
 import * as check from "./arguments.js";
 import { DirectWrites, nativeFilesEnabled } from "./direct-writes.js";

@@ -13,7 +13,7 @@ const roots = tempRoots("fs");
 
 storeSuite("FsStore", () => new FsStore(roots.fresh()));
 versionedStoreSuite("FsStore", () => new FsStore(roots.fresh()));
-// Without the codecs addon's file I/O (no addon built, or ZSTREAM_NATIVE_FS=0): node:fs alone.
+// Without @zarr-stream/fileio's addon (no addon built, or ZSTREAM_NATIVE_FS=0): node:fs alone.
 storeSuite("FsStore on node:fs alone", () => nodeFsOnly(() => new FsStore(roots.fresh())));
 
 describe("FsStore on disk", () => {

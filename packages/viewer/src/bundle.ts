@@ -1,5 +1,5 @@
 import { mkdir, readFile, rename, stat, writeFile } from "node:fs/promises";
-import { dirname, join, relative, sep } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ZarrStreamError } from "@zarr-stream/spec";
 
@@ -11,24 +11,20 @@ const BUNDLE = join(BUNDLE_DIR, "viewer.js");
 const META = join(BUNDLE_DIR, "meta.json");
 
 /**
- * The codecs package picks a backend with process.env, a node:module addon loader and a worker-thread
- * pool for its SIMD wasm. In the browser there is neither: native-backend.js and simd-wasm-backend.js
- * become these stubs and ZSTREAM_CODECS is defined as "numcodecs", so numcodecs' wasm is chosen without
- * touching `process`.
+ * esbuild's metafile of the last build (dist/web/meta.json): every input, relative to the package root,
+ * with the imports that brought others in.
  */
-const NATIVE_STUB = `
-export function loadAddon() { return { error: "no native addon in a browser" }; }
-export function nativeBackend() { throw new Error("the native codecs backend does not exist in a browser"); }
-`;
-const SIMD_WASM_STUB = `
-export function loadSimdWasm() { return { error: "the SIMD wasm backend runs on Node worker threads" }; }
-export function simdWasmBackend() { throw new Error("the SIMD wasm backend does not exist in a browser"); }
-`;
+export interface BundleMeta {
+  inputs: Record<
+    string,
+    { imports: { path: string; kind: string; original?: string; external?: boolean }[] }
+  >;
+}
 
 interface EsbuildLike {
   build(options: Record<string, unknown>): Promise<{
     outputFiles?: { path: string; contents: Uint8Array }[];
-    metafile?: { inputs: Record<string, unknown> };
+    metafile?: BundleMeta;
   }>;
 }
 
@@ -46,7 +42,8 @@ async function isFresh(): Promise<boolean> {
   let inputs: string[];
   try {
     builtAt = (await stat(BUNDLE)).mtimeMs;
-    inputs = JSON.parse(await readFile(META, "utf8")) as string[];
+    const meta = JSON.parse(await readFile(META, "utf8")) as BundleMeta;
+    inputs = Object.keys(meta.inputs).filter((p) => !p.includes(":"));
   } catch {
     return false;
   }
@@ -60,28 +57,12 @@ async function isFresh(): Promise<boolean> {
   return true;
 }
 
-const browserCodecs = {
-  name: "zarr-stream-browser-codecs",
-  setup(build: {
-    onResolve(o: { filter: RegExp }, f: (a: { path: string; resolveDir: string }) => unknown): void;
-    onLoad(o: { filter: RegExp; namespace: string }, f: (a: { path: string }) => unknown): void;
-  }) {
-    build.onResolve({ filter: /^\.\/(native|simd-wasm)-backend\.js$/ }, (args) =>
-      args.resolveDir.endsWith(`${sep}codecs${sep}dist${sep}src`)
-        ? { path: args.path.slice(2, -3), namespace: "zs-browser-stub" }
-        : undefined,
-    );
-    build.onLoad({ filter: /.*/, namespace: "zs-browser-stub" }, (args: { path: string }) => ({
-      contents: args.path === "native-backend" ? NATIVE_STUB : SIMD_WASM_STUB,
-      loader: "js",
-    }));
-  },
-};
-
 /**
  * Bundles dist/src/page/main.js (and the packages it imports) into dist/web/viewer.js for the browser.
- * numcodecs stays external: the page's import map serves it, because the codecs' wasm backend imports
- * it again by URL for its decoders. Rebuilds only when an input changed, unless `force`.
+ * Packages resolve through their exports with the "browser" condition, so @zarr-stream/codecs brings its
+ * browser entry (our SIMD wasm, no addon loader). numcodecs stays external: the page's import map serves
+ * it, because the codecs import it again by URL for Blosc inner codecs we do not implement. Rebuilds only
+ * when an input changed, unless `force`.
  */
 export async function buildViewerBundle(force = false): Promise<string> {
   if (!force && (await isFresh())) return BUNDLE_DIR;
@@ -106,8 +87,6 @@ export async function buildViewerBundle(force = false): Promise<string> {
     metafile: true,
     logLevel: "silent",
     external: ["numcodecs", "numcodecs/*"],
-    define: { "process.env.ZSTREAM_CODECS": '"numcodecs"' },
-    plugins: [browserCodecs],
   });
   await mkdir(BUNDLE_DIR, { recursive: true });
   // Stage then rename, so a concurrent server never serves half a bundle.
@@ -116,11 +95,15 @@ export async function buildViewerBundle(force = false): Promise<string> {
     await writeFile(tmp, f.contents);
     await rename(tmp, f.path);
   }
-  const inputs = Object.keys(result.metafile?.inputs ?? {}).filter((p) => !p.includes(":"));
   const tmp = `${META}.${process.pid}.tmp`;
-  await writeFile(tmp, JSON.stringify(inputs.map((p) => relative(PACKAGE_ROOT, join(PACKAGE_ROOT, p)))));
+  await writeFile(tmp, JSON.stringify(result.metafile ?? { inputs: {} }));
   await rename(tmp, META);
   return BUNDLE_DIR;
+}
+
+/** Our SIMD wasm codecs module (the codecs package's "./zstream_codecs.wasm" export), served to the page. */
+export function codecWasmFile(): string {
+  return fileURLToPath(import.meta.resolve("@zarr-stream/codecs/zstream_codecs.wasm"));
 }
 
 /** The directory holding numcodecs' ES modules, which the page loads through its import map. */

@@ -1,15 +1,20 @@
 /** Where the server puts the page's own files; the store's objects live under STORE_PREFIX. */
 export const ASSET_PREFIX = "/__viewer/";
 export const STORE_PREFIX = "/store/";
+/** Our SIMD wasm codecs module, under ASSET_PREFIX. */
+export const CODEC_WASM = "zstream_codecs.wasm";
 
 /**
- * The page. The import map lets the codecs' wasm backend find numcodecs in the browser: it loads its
- * decoders with import(import.meta.resolve("numcodecs/zstd") + "?instance=N"), which only an import map
- * can resolve there.
+ * The page. The import map tells the codecs' browser entry where its wasm module is (it asks
+ * import.meta.resolve for the package's "./zstream_codecs.wasm" export, which a bundle cannot answer)
+ * and where numcodecs is: Blosc frames of an inner codec we do not implement are decoded with
+ * import(import.meta.resolve("numcodecs/blosc") + "?instance=N"), which only an import map can resolve
+ * there.
  */
 export function viewerHtml(title: string): string {
   const importMap = {
     imports: {
+      "@zarr-stream/codecs/zstream_codecs.wasm": `${ASSET_PREFIX}${CODEC_WASM}`,
       "numcodecs/blosc": `${ASSET_PREFIX}numcodecs/blosc.js`,
       "numcodecs/zstd": `${ASSET_PREFIX}numcodecs/zstd.js`,
     },

@@ -5,9 +5,9 @@ import { basename, join, sep } from "node:path";
 import { SchemaError, StoreError, ZarrStreamError } from "@zarr-stream/spec";
 import { FsStore } from "@zarr-stream/store";
 import { keyProblem, TEMP_PREFIX } from "@zarr-stream/store/browser";
-import { buildViewerBundle, numcodecsDir } from "./bundle.js";
+import { buildViewerBundle, codecWasmFile, numcodecsDir } from "./bundle.js";
 import { LIST_PATH, NODES_PATH } from "./http-store.js";
-import { ASSET_PREFIX, STORE_PREFIX, viewerHtml } from "./page-html.js";
+import { ASSET_PREFIX, CODEC_WASM, STORE_PREFIX, viewerHtml } from "./page-html.js";
 import { answerRange } from "./range.js";
 
 export interface ViewerServerOptions {
@@ -68,6 +68,7 @@ export async function serveViewer(storeDir: string, opts: ViewerServerOptions = 
   const root = await realpath(storeDir);
   const bundleDir = await buildViewerBundle();
   const codecsDir = numcodecsDir();
+  const wasmFile = codecWasmFile();
   const fsStore = new FsStore(root);
   const html = viewerHtml(basename(root));
 
@@ -98,6 +99,7 @@ export async function serveViewer(storeDir: string, opts: ViewerServerOptions = 
       const file = join(bundleDir, path.slice(ASSET_PREFIX.length));
       return sendFile(req, res, file, contentType(file));
     }
+    if (path === `${ASSET_PREFIX}${CODEC_WASM}`) return sendFile(req, res, wasmFile, "application/wasm");
     if (path.startsWith(`${ASSET_PREFIX}numcodecs/`)) {
       const name = path.slice(`${ASSET_PREFIX}numcodecs/`.length);
       if (!/^[A-Za-z0-9_-]+\.js$/.test(name)) throw new HttpProblem(404, "not found");

@@ -62,6 +62,8 @@ describe("viewer page in headless chromium", { skip: chromiumSkipReason() }, () 
   let context: BrowserContext;
   let profileDir: string;
   const errors: string[] = [];
+  /** Paths the pages asked the server for, outside the store. */
+  const assets = new Set<string>();
 
   before(async () => {
     profileDir = await mkdtemp(join(tmpdir(), "zs-viewer-chromium-"));
@@ -88,6 +90,10 @@ describe("viewer page in headless chromium", { skip: chromiumSkipReason() }, () 
   async function open(server: ViewerServer): Promise<Page> {
     const page = await context.newPage();
     page.on("pageerror", (e) => errors.push(e.message));
+    page.on("request", (r) => {
+      const path = new URL(r.url()).pathname;
+      if (!path.startsWith("/store/")) assets.add(path);
+    });
     await page.goto(server.url);
     return page;
   }
@@ -161,6 +167,7 @@ describe("viewer page in headless chromium", { skip: chromiumSkipReason() }, () 
   });
 
   it("§1 profiles in the browser: plain-zstd (wasm) and checkpoint stores decode to readRecord's values", async () => {
+    assets.clear();
     for (const [kind, profile] of [
       ["indexed", "wasm"],
       ["v1", "checkpoint"],
@@ -190,6 +197,12 @@ describe("viewer page in headless chromium", { skip: chromiumSkipReason() }, () 
       }
     }
     assert.deepEqual(errors, []);
+    // Our SIMD wasm decoded every Blosc and zstd chunk: numcodecs' modules were never fetched.
+    assert.ok(assets.has("/__viewer/zstream_codecs.wasm"), [...assets].join(", "));
+    assert.deepEqual(
+      [...assets].filter((p) => p.includes("numcodecs")),
+      [],
+    );
   });
 
   it(

@@ -5,7 +5,8 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createInterface } from "node:readline";
-import { codecBackend, directFileWriter } from "@zarr-stream/codecs";
+import { codecBackend } from "@zarr-stream/codecs";
+import { fileIoBackend } from "@zarr-stream/fileio";
 import { readArrayLayout, readArrayRegion, readOutputManifest, readRecord } from "@zarr-stream/reader";
 import { FsStore } from "@zarr-stream/store";
 import { ZarrStreamWriter } from "@zarr-stream/writer";
@@ -223,7 +224,10 @@ async function main() {
   const reads = await readBack(wl, pool, dir);
   const result = {
     backend: codecBackend(),
-    direct_io: process.env.ZSTREAM_NATIVE_FS !== "0" && directFileWriter() !== undefined,
+    direct_io:
+      process.env.ZSTREAM_NATIVE_FS !== "0" &&
+      fileIoBackend().backend === "native" &&
+      process.platform === "linux",
     write_s: writeS,
     write_MBps: totalBytes(wl) / MB / writeS,
     write_cpu_s: (cpu.user + cpu.system) / 1e6,

@@ -4,7 +4,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { directFileWriter, fileRangeReader } from "../src/index.js";
+import { directFileWriter, type FileRangeReader, fileIoBackend, fileRangeReader } from "../src/index.js";
+import { nodeFsRangeReader, nodeFsWriter } from "../src/node-fs.js";
 
 // Inside the package rather than os.tmpdir(): a tmpfs /tmp keeps every page in memory whatever we do,
 // and the page-cache assertion below is about a disk filesystem.
@@ -12,9 +13,8 @@ const dir = mkdtempSync(join(fileURLToPath(new URL("../..", import.meta.url)), "
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 function writer() {
-  const w = directFileWriter();
-  assert.ok(w, "the native addon is not built, so there is no direct writer");
-  return w;
+  assert.equal(fileIoBackend().backend, "native", `the addon is not built: ${fileIoBackend().reason}`);
+  return directFileWriter();
 }
 
 /** Bytes at an odd address (a subarray), so the addon cannot write them in place. */
@@ -24,58 +24,54 @@ function pattern(n: number): Uint8Array {
   return b;
 }
 
-test("direct write: every size around the 4 KiB block and the 2 MiB bounce buffer reads back exactly", async () => {
-  const write = writer();
-  for (const n of [0, 1, 4095, 4096, 4097, (2 << 20) - 1, 2 << 20, (2 << 20) + 4096 + 5, (5 << 20) + 4099]) {
-    const path = join(dir, `size-${n}`);
-    const bytes = pattern(n);
-    await write(path, bytes);
-    const back = readFileSync(path);
-    assert.equal(back.length, n, `size ${n}`);
-    assert.ok(back.equals(bytes), `content of size ${n}`);
-  }
-});
+const native = () => ({ write: writer(), read: fileRangeReader() });
+const nodeFs = () => ({ write: nodeFsWriter, read: nodeFsRangeReader });
 
-test("direct write: the written bytes are not left in the page cache, unlike a buffered write", async () => {
-  const n = (8 << 20) + 100;
-  const direct = join(dir, "cache-direct");
-  const buffered = join(dir, "cache-buffered");
-  await writer()(direct, pattern(n));
-  writeFileSync(buffered, pattern(n));
-  const resident = execFileSync("fincore", ["--bytes", "--noheadings", "--output", "RES", direct, buffered])
-    .toString()
-    .trim()
-    .split("\n")
-    .map(Number);
-  assert.equal(resident.length, 2);
-  // At most the buffered tail's page of the direct file; the buffered file is all there.
-  assert.ok(resident[0]! <= 4096, `direct write left ${resident[0]} bytes cached`);
-  assert.ok(resident[1]! >= n - 4096, `buffered write left only ${resident[1]} bytes cached`);
-});
-
-test("direct write: an existing file is refused (EEXIST from open) and left as it was", async () => {
-  const path = join(dir, "exists");
-  writeFileSync(path, "keep me");
-  await assert.rejects(writer()(path, pattern(1 << 20)), (err: NodeJS.ErrnoException) => {
-    assert.equal(err.code, "EEXIST");
-    assert.equal(err.syscall, "open");
-    return true;
+for (const [name, impl] of [
+  ["native", native],
+  ["node:fs", nodeFs],
+] as const) {
+  test(`direct write [${name}]: every size around the 4 KiB block and the 2 MiB bounce buffer reads back exactly`, async () => {
+    const { write } = impl();
+    for (const n of [
+      0,
+      1,
+      4095,
+      4096,
+      4097,
+      (2 << 20) - 1,
+      2 << 20,
+      (2 << 20) + 4096 + 5,
+      (5 << 20) + 4099,
+    ]) {
+      const path = join(dir, `${name}-size-${n}`);
+      const bytes = pattern(n);
+      await write(path, bytes);
+      const back = readFileSync(path);
+      assert.equal(back.length, n, `size ${n}`);
+      assert.ok(back.equals(bytes), `content of size ${n}`);
+    }
   });
-  assert.equal(readFileSync(path, "utf8"), "keep me");
-});
 
-test("direct write: a missing directory is ENOENT; arguments that are not a path and bytes are a TypeError", async () => {
-  const write = writer();
-  await assert.rejects(write(join(dir, "no", "such"), pattern(10)), { code: "ENOENT", syscall: "open" });
-  assert.throws(() => write("a\0b", pattern(10)), TypeError);
-  assert.throws(() => write("", pattern(10)), TypeError);
-  assert.throws(() => write(join(dir, "x"), [1, 2, 3] as unknown as Uint8Array), TypeError);
-});
+  test(`direct write [${name}]: an existing file is refused (EEXIST from open) and left as it was; a missing directory is ENOENT`, async () => {
+    const { write } = impl();
+    const path = join(dir, `${name}-exists`);
+    writeFileSync(path, "keep me");
+    await assert.rejects(write(path, pattern(1 << 20)), (err: NodeJS.ErrnoException) => {
+      assert.equal(err.code, "EEXIST");
+      assert.equal(err.syscall, "open");
+      return true;
+    });
+    assert.equal(readFileSync(path, "utf8"), "keep me");
+    await assert.rejects(write(join(dir, "no", "such"), pattern(10)), { code: "ENOENT", syscall: "open" });
+  });
 
-test("range reader: ranges and suffixes clamp to the file, into the start of the caller's buffer", async () => {
-  const read = fileRangeReader();
-  assert.ok(read, "the native addon is not built, so there is no range reader");
-  const path = join(dir, "ranges");
+  test(`range reader [${name}]: ranges and suffixes clamp to the file, into the start of the caller's buffer`, async () => {
+    await checkRanges(impl().read, join(dir, `${name}-ranges`));
+  });
+}
+
+async function checkRanges(read: FileRangeReader, path: string) {
   const bytes = pattern(10_000);
   writeFileSync(path, bytes);
   const into = new Uint8Array(20_000).fill(1);
@@ -95,16 +91,44 @@ test("range reader: ranges and suffixes clamp to the file, into the start of the
   assert.deepEqual(await read(path, 0, 50_000, true, new Uint8Array(9_999)), [-1, 10_000], "into too small");
   assert.deepEqual(await read(dir, 0, 4, false, into), [0, -1], "a directory is not a file");
   await assert.rejects(read(join(dir, "nope"), 0, 4, false, into), { code: "ENOENT", syscall: "open" });
-  assert.throws(() => read(path, -1, 4, false, into), TypeError);
+}
+
+test("direct write [native]: the written bytes are not left in the page cache, unlike a buffered write", async () => {
+  const n = (8 << 20) + 100;
+  const direct = join(dir, "cache-direct");
+  const buffered = join(dir, "cache-buffered");
+  await writer()(direct, pattern(n));
+  writeFileSync(buffered, pattern(n));
+  const resident = execFileSync("fincore", ["--bytes", "--noheadings", "--output", "RES", direct, buffered])
+    .toString()
+    .trim()
+    .split("\n")
+    .map(Number);
+  assert.equal(resident.length, 2);
+  // At most the buffered tail's page of the direct file; the buffered file is all there.
+  assert.ok(resident[0]! <= 4096, `direct write left ${resident[0]} bytes cached`);
+  assert.ok(resident[1]! >= n - 4096, `buffered write left only ${resident[1]} bytes cached`);
+});
+
+test("addon: arguments that are not a path, bytes or non-negative numbers are a TypeError before any I/O", () => {
+  const { write, read } = native();
+  assert.throws(() => write("a\0b", pattern(10)), TypeError);
+  assert.throws(() => write("", pattern(10)), TypeError);
+  assert.throws(() => write(join(dir, "x"), [1, 2, 3] as unknown as Uint8Array), TypeError);
+  assert.throws(() => read(join(dir, "x"), -1, 4, false, new Uint8Array(4)), TypeError);
+  assert.throws(
+    () => read(join(dir, "x"), 0, 4, false, new Uint16Array(4) as unknown as Uint8Array),
+    TypeError,
+  );
 });
 
 test("file I/O threads: worker threads that load the addon, exit early or are terminated mid-I/O end cleanly", () => {
   // The I/O threads outlive any one worker, and Node unloads an addon when the last worker using it
-  // ends: this failed with SIGSEGV before the addon pinned itself (pin_addon in addon.c).
+  // ends: this failed with SIGSEGV before the addon pinned itself (pin_addon in io-threads.c).
   const script = `
     const { Worker } = await import("node:worker_threads");
     const src = \`
-      const c = await import("@zarr-stream/codecs");
+      const c = await import("@zarr-stream/fileio");
       const { workerData: path } = await import("node:worker_threads");
       const read = c.fileRangeReader(), write = c.directFileWriter();
       const big = new Uint8Array(4 << 20).fill(3);

@@ -1,0 +1,156 @@
+/* The life of a job on the libuv pool: queued with its promise (napi_create_async_work), run by
+ * codec-ops.c, then settled and freed on the JS thread. Every Node-API status is checked: a failure
+ * before the promise exists throws; after that it rejects the promise, so none is left pending, and
+ * every path frees the job, its references and its buffers. */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec-job.h"
+
+job_t *zs_new_job(napi_env env, op_t op) {
+  job_t *j = calloc(1, sizeof(job_t));
+  if (!j) napi_throw_error(env, "ZS_INTERNAL", "out of memory");
+  else j->op = op;
+  return j;
+}
+
+static void drop_ref(napi_env env, napi_ref *ref) {
+  if (*ref) napi_delete_reference(env, *ref);
+  *ref = NULL;
+}
+
+void zs_free_job(napi_env env, job_t *j) {
+  if (j->op == OP_BLOSC_ENC || j->op == OP_ZSTD_ENC) zs_scratch_put(j);
+  drop_ref(env, &j->input_ref);
+  drop_ref(env, &j->output_ref);
+  drop_ref(env, &j->sizes_ref);
+  if (j->work) napi_delete_async_work(env, j->work);
+  free(j->srcs);
+  free(j->srclens);
+  free(j->boxes);
+  free(j);
+}
+
+napi_value zs_bad_args(napi_env env, job_t *j, const char *what) {
+  zs_free_job(env, j);
+  bool pending = false;
+  if (napi_is_exception_pending(env, &pending) != napi_ok || !pending) napi_throw_type_error(env, "ZS_ARGS", what);
+  return NULL;
+}
+
+/* The job's failure as an Error: code ZS_CORRUPT (the input does not decode), ZS_UNSUPPORTED (a Blosc
+ * inner codec we do not implement) or ZS_INTERNAL; decodeBoxes failures name their frame. */
+static napi_status job_error(napi_env env, const job_t *j, const char *fallback, napi_value *err) {
+  napi_value code, msg, frame;
+  const char *name = j->corrupt ? "ZS_CORRUPT" : j->unsupported ? "ZS_UNSUPPORTED" : "ZS_INTERNAL";
+  napi_status st;
+  if ((st = napi_create_string_utf8(env, name, NAPI_AUTO_LENGTH, &code)) != napi_ok ||
+      (st = napi_create_string_utf8(env, j->msg[0] ? j->msg : fallback, NAPI_AUTO_LENGTH, &msg)) != napi_ok ||
+      (st = napi_create_error(env, code, msg, err)) != napi_ok || j->op != OP_UNPACK)
+    return st;
+  if ((st = napi_create_double(env, (double)j->failed, &frame)) != napi_ok) return st;
+  return napi_set_named_property(env, *err, "frame", frame);
+}
+
+/* A plain Uint8Array over the decoded Buffer's memory: callers compare results with Uint8Arrays. */
+static napi_status decoded_bytes(napi_env env, const job_t *j, napi_value *out) {
+  napi_value buf, ab;
+  napi_typedarray_type t;
+  size_t len, off;
+  void *p;
+  napi_status st;
+  if ((st = napi_get_reference_value(env, j->output_ref, &buf)) != napi_ok ||
+      (st = napi_get_typedarray_info(env, buf, &t, &len, &p, &ab, &off)) != napi_ok)
+    return st;
+  return napi_create_typedarray(env, napi_uint8_array, j->dstlen, ab, off, out);
+}
+
+/* The compressed bytes copied out of the scratch buffer into V8-owned memory, so the GC sees their size. */
+static napi_status encoded_bytes(napi_env env, const job_t *j, napi_value *out) {
+  void *p = NULL;
+  napi_value ab;
+  napi_status st = napi_create_arraybuffer(env, j->dstlen, &p, &ab);
+  if (st != napi_ok) return st;
+  if (j->dstlen) memcpy(p, j->dst, j->dstlen);
+  return napi_create_typedarray(env, napi_uint8_array, j->dstlen, ab, 0, out);
+}
+
+static napi_status job_result(napi_env env, const job_t *j, napi_value *out) {
+  switch (j->op) {
+    case OP_CRC: return napi_create_uint32(env, j->crc, out);
+    case OP_PACK: return napi_create_double(env, (double)j->dstlen, out);
+    case OP_COPY:
+    case OP_UNPACK: return napi_get_undefined(env, out);
+    case OP_BLOSC_DEC:
+    case OP_ZSTD_DEC: return decoded_bytes(env, j, out);
+    case OP_BLOSC_ENC:
+    case OP_ZSTD_ENC: return encoded_bytes(env, j, out);
+  }
+  return napi_generic_failure;
+}
+
+/* Rejects with a ZS_INTERNAL Error saying which step failed (an exception Node-API left pending, if any,
+ * is the better reason); failing even that, with undefined. */
+static void reject_internal(napi_env env, napi_deferred deferred, const char *what) {
+  napi_value code, msg, err;
+  bool pending = false;
+  bool thrown = napi_is_exception_pending(env, &pending) == napi_ok && pending &&
+                napi_get_and_clear_last_exception(env, &err) == napi_ok;
+  if (!thrown && (napi_create_string_utf8(env, "ZS_INTERNAL", NAPI_AUTO_LENGTH, &code) != napi_ok ||
+                  napi_create_string_utf8(env, what, NAPI_AUTO_LENGTH, &msg) != napi_ok ||
+                  napi_create_error(env, code, msg, &err) != napi_ok))
+    napi_get_undefined(env, &err);
+  napi_reject_deferred(env, deferred, err);
+}
+
+/* Settles the promise with v. A deferred is spent once resolve or reject gets past its checks, so a
+ * second try is made only when an exception was pending (the call then did nothing). */
+static void conclude(napi_env env, napi_deferred deferred, napi_value v, bool resolve) {
+  napi_status st = resolve ? napi_resolve_deferred(env, deferred, v) : napi_reject_deferred(env, deferred, v);
+  if (st == napi_pending_exception) reject_internal(env, deferred, "an exception was pending");
+}
+
+static void complete(napi_env env, napi_status status, void *data) {
+  job_t *j = data;
+  napi_value value;
+  if (status == napi_ok && !zs_job_failed(j)) {
+    if (job_result(env, j, &value) == napi_ok) {
+      conclude(env, j->deferred, value, true);
+    } else {
+      char what[96];
+      snprintf(what, sizeof(what), "could not hand over a %zu-byte result", j->dstlen);
+      reject_internal(env, j->deferred, what);
+    }
+  } else if (job_error(env, j, status == napi_cancelled ? "async work was cancelled" : "async work failed",
+                       &value) == napi_ok) {
+    conclude(env, j->deferred, value, false);
+  } else {
+    reject_internal(env, j->deferred, "could not build the codec error");
+  }
+  zs_free_job(env, j);
+}
+
+static napi_status keep(napi_env env, napi_value v, napi_ref *ref) {
+  return v ? napi_create_reference(env, v, 1, ref) : napi_ok;
+}
+
+napi_value zs_queue_job(napi_env env, job_t *j, napi_value in, napi_value out, napi_value sizes) {
+  napi_value promise, name;
+  if (keep(env, in, &j->input_ref) != napi_ok || keep(env, out, &j->output_ref) != napi_ok ||
+      keep(env, sizes, &j->sizes_ref) != napi_ok || napi_create_promise(env, &j->deferred, &promise) != napi_ok) {
+    zs_free_job(env, j);
+    bool pending = false;
+    if (napi_is_exception_pending(env, &pending) != napi_ok || !pending)
+      napi_throw_error(env, "ZS_INTERNAL", "could not set up the codec job");
+    return NULL;
+  }
+  if (napi_create_string_utf8(env, "zstream-codecs", NAPI_AUTO_LENGTH, &name) != napi_ok ||
+      napi_create_async_work(env, NULL, name, zs_run_job, complete, j, &j->work) != napi_ok ||
+      napi_queue_async_work(env, j->work) != napi_ok) {
+    reject_internal(env, j->deferred, "could not queue the codec job on the libuv pool");
+    zs_free_job(env, j);
+  }
+  return promise;
+}

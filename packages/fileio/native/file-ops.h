@@ -1,0 +1,24 @@
+/* Whole-file operations for FsStore, plain POSIX (no Node-API): each runs start to finish on one I/O
+ * thread and records a failure as an errno plus the call that set it. */
+#ifndef ZS_FILE_OPS_H
+#define ZS_FILE_OPS_H
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct file_result {
+  int err;             /* 0, or the errno of the call that failed */
+  const char *syscall; /* that call's name */
+} file_result_t;
+
+/* Creates `path` (it must not exist), writes n bytes around the page cache where the filesystem allows
+ * (O_DIRECT for whole 4 KiB blocks, buffered for the tail) and fsyncs it. EINVAL or ENOTSUP from open
+ * or write means this filesystem refuses direct I/O; the file may then exist, partly written. */
+void zs_write_file_direct(const char *path, const uint8_t *src, size_t n, file_result_t *r);
+
+/* Reads `length` bytes from `position` (with from_end: the last `length` bytes), clamped to the file,
+ * into dst. *filesize is -1 when path is not a regular file; *got is -1 when dst (cap bytes) cannot
+ * hold what the request covers, and nothing is read then. */
+void zs_read_file_range(const char *path, double position, double length, int from_end, uint8_t *dst,
+                        size_t cap, double *got, double *filesize, file_result_t *r);
+
+#endif

@@ -1,0 +1,21 @@
+/**
+ * Creates the file `path` (it must not exist), writes `bytes` to it and fsyncs it. Rejects like node:fs
+ * does: `code` is the errno's name and `syscall` the call that failed. EINVAL (or ENOTSUP) means this
+ * filesystem refuses direct I/O; the file may then exist, partly written, and the caller removes it.
+ * Leave `bytes` untouched until the promise settles.
+ */
+export type DirectFileWriter = (path: string, bytes: Uint8Array) => Promise<void>;
+
+/**
+ * Reads `length` bytes from `position` of the file `path` (or, with `fromEnd`, its last `length` bytes),
+ * clamped to the file, into the start of `into`. Resolves with [bytes read, file size]; the size is -1
+ * when `path` is not a regular file, and bytes read is -1 when `into` is too small for what the request
+ * covers (nothing is read then). Rejects like DirectFileWriter.
+ */
+export type FileRangeReader = (
+  path: string,
+  position: number,
+  length: number,
+  fromEnd: boolean,
+  into: Uint8Array,
+) => Promise<[number, number]>;

@@ -1,0 +1,32 @@
+import { createRequire } from "node:module";
+
+/** The exports of native/addon.c. */
+export interface FileIoAddon {
+  writeFileDirect(path: string, bytes: Uint8Array): Promise<void>;
+  readFileInto(
+    path: string,
+    position: number,
+    length: number,
+    fromEnd: 0 | 1,
+    into: Uint8Array,
+  ): Promise<[number, number]>;
+}
+
+let loaded: { addon: FileIoAddon } | { error: string } | undefined;
+
+/**
+ * Loads build/Release/zstream_fileio.node once (built by scripts/build-native.mjs at install time), or
+ * the addon at ZSTREAM_FILEIO_ADDON_PATH (the sanitizer test's instrumented build).
+ */
+export function loadFileIoAddon(): { addon: FileIoAddon } | { error: string } {
+  if (!loaded) {
+    try {
+      // dist/src/native-addon.js → package root
+      const path = process.env.ZSTREAM_FILEIO_ADDON_PATH || "../../build/Release/zstream_fileio.node";
+      loaded = { addon: createRequire(import.meta.url)(path) };
+    } catch (e) {
+      loaded = { error: e instanceof Error ? e.message.split("\n")[0]! : String(e) };
+    }
+  }
+  return loaded;
+}

@@ -1,0 +1,61 @@
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { BUNDLE_DIR, type BundleMeta, buildViewerBundle } from "../src/bundle.js";
+
+const packages = fileURLToPath(new URL("../../../", import.meta.url)); // packages/
+
+type Exports = string | { [condition: string]: Exports };
+
+/** What a bundler for browsers resolves an exports entry to: the first of its conditions that applies. */
+function browserTarget(e: Exports): string | undefined {
+  if (typeof e === "string") return e;
+  for (const [condition, target] of Object.entries(e)) {
+    if (condition !== "browser" && condition !== "import" && condition !== "default") continue;
+    const t = browserTarget(target);
+    if (t !== undefined) return t;
+  }
+  return undefined;
+}
+
+/** The package a metafile path (relative to packages/viewer) belongs to: "viewer" or a sibling's folder. */
+function packageOf(input: string): string {
+  const sibling = /^\.\.\/([^/]+)\//.exec(input);
+  return sibling ? sibling[1]! : "viewer";
+}
+
+test("bundle: other packages are entered only through their exports, with the browser condition", async () => {
+  await buildViewerBundle(true);
+  const meta = JSON.parse(readFileSync(join(BUNDLE_DIR, "meta.json"), "utf8")) as BundleMeta;
+  const entered = new Map<string, string>();
+  for (const [from, { imports }] of Object.entries(meta.inputs)) {
+    assert.doesNotMatch(from, /:/, `${from} comes from a plugin namespace, not a file`);
+    for (const imp of imports) {
+      if (imp.external) {
+        assert.match(imp.original ?? imp.path, /^numcodecs\//, `${from} imports ${imp.path}, left external`);
+        continue;
+      }
+      const pkg = packageOf(imp.path);
+      if (pkg === packageOf(from) || imp.path.includes("node_modules/")) continue;
+      const json = JSON.parse(readFileSync(join(packages, pkg, "package.json"), "utf8")) as {
+        name: string;
+        exports: Record<string, Exports>;
+      };
+      const subpath = imp.original?.slice(json.name.length) ?? "";
+      assert.ok(imp.original?.startsWith(json.name), `${from} imports ${imp.path} by ${imp.original}`);
+      const target = browserTarget(json.exports[`.${subpath}`] ?? {});
+      assert.equal(imp.path, join("..", pkg, target ?? "(not exported)"), `${from} imports ${imp.original}`);
+      entered.set(imp.original ?? "", imp.path);
+    }
+  }
+  // The page decodes with the codecs' browser entry: our SIMD wasm, no addon loader, no worker pool.
+  assert.equal(entered.get("@zarr-stream/codecs"), "../codecs/dist/src/browser.js");
+  const files = Object.keys(meta.inputs);
+  assert.ok(files.includes("../codecs/dist/src/browser-wasm-backend.js"), files.join("\n"));
+  for (const nodeOnly of ["native-backend", "simd-wasm-backend", "wasm-worker"])
+    assert.ok(!files.includes(`../codecs/dist/src/${nodeOnly}.js`), `${nodeOnly} is in the bundle`);
+  const bundle = readFileSync(join(BUNDLE_DIR, "viewer.js"), "utf8");
+  assert.doesNotMatch(bundle, /from\s*["']node:|import\(["']node:/, "the bundle imports a node: module");
+});
