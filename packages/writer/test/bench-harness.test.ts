@@ -29,7 +29,7 @@ const tiny = {
 
 const isPositive = (x: unknown) => typeof x === "number" && Number.isFinite(x) && x > 0;
 
-describe("issue 10 benchmark harness", { skip }, () => {
+describe("the benchmark harness", { skip }, () => {
   it("bench:quick's harness measures every contender and writes JSON with the required keys", async () => {
     const dir = mkdtempSync(join(tmpdir(), "zs-bench-test-"));
     try {

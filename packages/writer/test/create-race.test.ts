@@ -1,4 +1,4 @@
-// Issue #16: eight OS processes race `create` on one store location, a few rounds, on an FsStore path and
+// Exclusive create: eight OS processes race `create` on one store location, a few rounds, on an FsStore path and
 // on an S3 prefix: exactly one wins each round and the seven others report StoreExists.
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";

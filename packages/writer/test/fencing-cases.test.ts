@@ -1,4 +1,5 @@
-// Acceptance tests of issue #16 (fenced writes): its nine cases, each on an FsStore and on an S3Store
+// Fenced writes (packages/spec/docs/fencing.md): the nine failure cases listed in
+// packages/spec/docs/history.md, each on an FsStore and on an S3Store
 // (moto on loopback). Every store is reached through separate store objects, as separate machines would.
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -183,7 +184,7 @@ async function dataObjects(store: Store): Promise<Map<string, string>> {
 const SHAPE = /"shape":\s*\[[^\]]*\]/;
 
 for (const [backend, location] of backends) {
-  describe(`issue #16 on ${backend}`, { skip: backend === "S3Store" ? skip : undefined }, () => {
+  describe(`fenced writes on ${backend}`, { skip: backend === "S3Store" ? skip : undefined }, () => {
     for (const role of [OWNER1, SINGLE]) {
       it(`1. a stale ${role.kind}'s flush is Fenced and committed record 1 reads the new ${role.kind}'s values`, async () => {
         const at = location();

@@ -1,4 +1,4 @@
-// Issue #16, beyond its nine cases: interleavings the rule of fencing.md must also survive ("exactly one
+// Fenced writes, beyond the nine failure cases: interleavings the rule of fencing.md must also survive ("exactly one
 // handle goes on, and no committed byte changes unless a commit that succeeds publishes it"):
 // - an owner takeover (resume) while the old owner's commit is in flight: fencing.md accepts that such a
 //   commit may still succeed, and says the resumed owner's first commit is then refused; whichever wins,

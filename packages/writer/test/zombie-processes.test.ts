@@ -1,4 +1,4 @@
-// Issue #16: zombie writers as separate OS processes. A writer process is frozen (SIGSTOP) after it has
+// Fenced writes: zombie writers as separate OS processes. A writer process is frozen (SIGSTOP) after it has
 // committed, a successor process resumes its role and commits, then the zombie is thawed (SIGCONT) and
 // writes on: it must be Fenced, and the store must hold exactly what the successor committed. Once for a
 // zombie owner, once for a zombie contributor, on an FsStore and on an S3Store (moto on loopback).
