@@ -1,14 +1,22 @@
 #!/usr/bin/env node
-// Runs every compiled test of every package in one `node --test` process tree and prints the closing
-// line CI reads. Turbo would prefix each line with the package name, so the counts are taken from a TAP
-// copy of the run instead of from turbo's output.
+// Runs compiled tests with node:test and prints the closing line CI reads, `N passed, N failed`.
+//   node scripts/run-tests.mjs <pkg>            one package's tests (its turbo `test` task); the TAP copy
+//                                               goes to packages/<pkg>/test-output/tests.tap, which turbo caches
+//   node scripts/run-tests.mjs --repo           the repository-level tests (tests/*.test.mjs), TAP to test-output/
+//   node scripts/run-tests.mjs --summary        the totals over every TAP copy the test tasks left (run or
+//                                               restored from turbo's cache): the last line of `npm test`
+//   node scripts/run-tests.mjs [<pkg> <pkg>...] several packages (or, with none, every package and the
+//                                               repository tests) in one process tree, without turbo
+// Turbo prefixes each line of a task's output with the package name, so counts are read from the TAP
+// copies, never from turbo's output.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 const root = new URL("..", import.meta.url).pathname;
-const only = process.argv.slice(2); // optional package names
+const args = process.argv.slice(2);
+const TAP_NAME = join("test-output", "tests.tap");
 
 function testFiles(dir) {
   let out = [];
@@ -26,22 +34,75 @@ function testFiles(dir) {
   return out;
 }
 
-const packages = readdirSync(join(root, "packages")).filter((p) => only.length === 0 || only.includes(p));
-const files = packages.flatMap((p) => testFiles(join(root, "packages", p, "dist", "test"))).sort();
-// Repository-level tests (plain JS, no build step) run with the full suite only.
-if (only.length === 0) {
-  files.push(
-    ...readdirSync(join(root, "tests"))
-      .filter((f) => f.endsWith(".test.mjs"))
-      .map((f) => join(root, "tests", f)),
-  );
+const repoTests = () =>
+  readdirSync(join(root, "tests"))
+    .filter((f) => f.endsWith(".test.mjs"))
+    .map((f) => join(root, "tests", f));
+
+/** Packages whose package.json has a test script: each one's turbo `test` task leaves a TAP copy. */
+function testedPackages() {
+  return readdirSync(join(root, "packages")).filter((p) => {
+    const manifest = join(root, "packages", p, "package.json");
+    return existsSync(manifest) && JSON.parse(readFileSync(manifest, "utf8")).scripts?.test !== undefined;
+  });
 }
+
+/** pass and fail (failed or cancelled) counts of a TAP copy; undefined when the run did not finish it. */
+function countsOf(tapFile) {
+  if (!existsSync(tapFile)) return undefined;
+  const text = readFileSync(tapFile, "utf8");
+  const count = (k) => text.match(new RegExp(`^# ${k} (\\d+)$`, "m"))?.[1];
+  if (count("pass") === undefined) return undefined;
+  return {
+    passed: Number(count("pass")),
+    failed: Number(count("fail") ?? 0) + Number(count("cancelled") ?? 0),
+  };
+}
+
+function finish(passed, failed, ok) {
+  console.log(`${passed} passed, ${failed} failed`);
+  process.exit(ok && failed === 0 && passed > 0 ? 0 : 1);
+}
+
+if (args[0] === "--summary") {
+  let passed = 0;
+  let failed = 0;
+  const taps = [...testedPackages().map((p) => join("packages", p, TAP_NAME)), TAP_NAME];
+  for (const tap of taps) {
+    const c = countsOf(join(root, tap));
+    if (c === undefined) {
+      console.error(`${tap}: no finished test run (the task failed to start or crashed)`);
+      failed += 1;
+    } else {
+      passed += c.passed;
+      failed += c.failed;
+    }
+  }
+  finish(passed, failed, true);
+}
+
+let files;
+let tap;
+if (args[0] === "--repo") {
+  files = repoTests();
+  tap = join(root, TAP_NAME);
+} else {
+  const packages = readdirSync(join(root, "packages")).filter((p) => args.length === 0 || args.includes(p));
+  files = packages.flatMap((p) => testFiles(join(root, "packages", p, "dist", "test"))).sort();
+  // Repository-level tests (plain JS, no build step) run with the full suite only.
+  if (args.length === 0) files.push(...repoTests());
+  tap =
+    args.length === 1
+      ? join(root, "packages", args[0], TAP_NAME)
+      : join(mkdtempSync(join(tmpdir(), "zs-tests-")), "tests.tap");
+}
+// A copy left by an earlier run must never stand in for this one.
+rmSync(tap, { force: true });
+mkdirSync(join(tap, ".."), { recursive: true });
 if (files.length === 0) {
   console.error("no test files found (did the build run?)");
-  console.log("0 passed, 1 failed");
-  process.exit(1);
+  finish(0, 1, false);
 }
-const tap = join(mkdtempSync(join(tmpdir(), "zs-tests-")), "run.tap");
 const res = spawnSync(
   process.execPath,
   [
@@ -55,9 +116,5 @@ const res = spawnSync(
   ],
   { stdio: "inherit", cwd: root },
 );
-const text = readFileSync(tap, "utf8");
-const count = (k) => Number(text.match(new RegExp(`^# ${k} (\\d+)$`, "m"))?.[1] ?? 0);
-const passed = count("pass");
-const failed = count("fail") + count("cancelled");
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(res.status !== 0 || failed > 0 || passed === 0 ? 1 : 0);
+const c = countsOf(tap) ?? { passed: 0, failed: 1 };
+finish(c.passed, c.failed, res.status === 0);

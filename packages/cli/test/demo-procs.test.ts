@@ -3,7 +3,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { type S3Server, s3ServerSkipReason, startS3ServerOf } from "@zarr-stream/store/test/s3-server";
+import { type S3Server, s3ServerSkipReason, startS3Server } from "@zarr-stream/test-support/s3-server";
 import { BIN, tempDir, zstream } from "./helpers.js";
 
 const DEMO = ["--grid", "12x18", "--records", "14", "--commit-every", "4"];
@@ -85,7 +85,7 @@ describe(
     after(() => server?.stop());
 
     it("demo: rank 2 SIGKILLed mid-round; the job started again resumes (RNG from its checkpoint) and reads back identical", async () => {
-      server = await startS3ServerOf("versitygw");
+      server = await startS3Server("versitygw");
       const bucket = await server.makeBucket();
       const url = `s3://${bucket}/demo`;
       let killed = false;

@@ -1,7 +1,4 @@
 import { spawnSync } from "node:child_process";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const BIN = fileURLToPath(new URL("../src/bin.js", import.meta.url));
@@ -21,9 +18,7 @@ export function zstream(...args: string[]): Run {
   return { status: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
 
-export function tempDir(prefix: string): string {
-  return mkdtempSync(join(tmpdir(), `zstream-test-${prefix}-`));
-}
+export { tempDir } from "@zarr-stream/test-support/temp-dirs";
 
 export const SMALL_DEMO = ["--grid", "36x72", "--records", "12", "--writers", "4", "--commit-every", "4"];
 

@@ -1,21 +1,11 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
 import { SMALL_DEMO, tempDir, zstream } from "./helpers.js";
 
-const REPO = fileURLToPath(new URL("../../../../", import.meta.url));
-const VENV_PYTHON = join(REPO, ".venv", "bin", "python");
-
-/** Skipping is allowed only where python3 is absent, and never under CI. */
-function pythonOrSkip(): string | undefined {
-  if (existsSync(VENV_PYTHON)) return VENV_PYTHON;
-  const hasPython = spawnSync("python3", ["--version"]).status === 0;
-  if (!hasPython && process.env.CI !== "true") return undefined;
-  assert.fail(`${VENV_PYTHON} is missing: run scripts/setup-python.sh`);
-}
+const python = findPython({ modules: ["numpy", "xarray", "zarr"] });
 
 // Opens the demo store the way a user would, and compares every value with the dump of our read-back.
 const SCRIPT = `
@@ -54,44 +44,48 @@ out["mean_k"] = float(t.mean())
 print(json.dumps(out))
 `;
 
+import { findPython } from "@zarr-stream/test-support/python";
+
 const root = tempDir("xarray");
 after(() => rmSync(root, { recursive: true, force: true }));
 
 describe("the demo store in xarray", () => {
-  it("§1 xarray.open_zarr(consolidated=False) sees the dims, CF attributes and exactly the written values", (t) => {
-    const python = pythonOrSkip();
-    if (python === undefined) return t.skip("python3 is not installed");
-    const store = join(root, "demo.zarr");
-    const demo = zstream("demo", "--out", store, ...SMALL_DEMO);
-    assert.equal(demo.status, 0, demo.stderr);
-    const dumpPath = join(root, "dump.json");
-    assert.equal(zstream("dump", store, "--out", dumpPath).status, 0);
-    const r = spawnSync(python, ["-c", SCRIPT, store, dumpPath], { encoding: "utf8" });
-    assert.equal(r.status, 0, r.stderr);
-    const got = JSON.parse(r.stdout);
-    assert.deepEqual(got.dims, { time: 12, lat: 36, lon: 72 });
-    assert.deepEqual(got.temperature_dims, ["time", "lat", "lon"]);
-    assert.equal(got.temperature_dtype, "float32");
-    assert.deepEqual(got.attrs, {
-      units: "K",
-      long_name: "near-surface air temperature",
-      standard_name: "air_temperature",
-    });
-    assert.deepEqual(got.lat_attrs, { units: "degrees_north", standard_name: "latitude" });
-    assert.deepEqual(got.lon_attrs, { units: "degrees_east", standard_name: "longitude" });
-    assert.match(got.time_dtype, /^datetime64/);
-    assert.deepEqual(got.times.slice(0, 3), [
-      "2000-01-01T00:00:00",
-      "2000-01-01T01:00:00",
-      "2000-01-01T02:00:00",
-    ]);
-    assert.equal(got.times[11], "2000-01-01T11:00:00");
-    assert.deepEqual(got.lat_first_last, [-87.5, 87.5]);
-    assert.equal(got.mask_dtype, "uint8");
-    assert.deepEqual(got.mask_attrs, { standard_name: "land_binary_mask", flag_meanings: "sea land" });
-    assert.equal(got.conventions, "CF-1.10");
-    assert.deepEqual(got.records_equal, Array(12).fill(true));
-    assert.equal(got.mask_equal, true);
-    assert.ok(got.mean_k > 260 && got.mean_k < 300, `mean ${got.mean_k} K is not earth-like`);
-  });
+  it(
+    "§1 xarray.open_zarr(consolidated=False) sees the dims, CF attributes and exactly the written values",
+    { skip: python.skip },
+    () => {
+      const store = join(root, "demo.zarr");
+      const demo = zstream("demo", "--out", store, ...SMALL_DEMO);
+      assert.equal(demo.status, 0, demo.stderr);
+      const dumpPath = join(root, "dump.json");
+      assert.equal(zstream("dump", store, "--out", dumpPath).status, 0);
+      const r = spawnSync(python.require(), ["-c", SCRIPT, store, dumpPath], { encoding: "utf8" });
+      assert.equal(r.status, 0, r.stderr);
+      const got = JSON.parse(r.stdout);
+      assert.deepEqual(got.dims, { time: 12, lat: 36, lon: 72 });
+      assert.deepEqual(got.temperature_dims, ["time", "lat", "lon"]);
+      assert.equal(got.temperature_dtype, "float32");
+      assert.deepEqual(got.attrs, {
+        units: "K",
+        long_name: "near-surface air temperature",
+        standard_name: "air_temperature",
+      });
+      assert.deepEqual(got.lat_attrs, { units: "degrees_north", standard_name: "latitude" });
+      assert.deepEqual(got.lon_attrs, { units: "degrees_east", standard_name: "longitude" });
+      assert.match(got.time_dtype, /^datetime64/);
+      assert.deepEqual(got.times.slice(0, 3), [
+        "2000-01-01T00:00:00",
+        "2000-01-01T01:00:00",
+        "2000-01-01T02:00:00",
+      ]);
+      assert.equal(got.times[11], "2000-01-01T11:00:00");
+      assert.deepEqual(got.lat_first_last, [-87.5, 87.5]);
+      assert.equal(got.mask_dtype, "uint8");
+      assert.deepEqual(got.mask_attrs, { standard_name: "land_binary_mask", flag_meanings: "sea land" });
+      assert.equal(got.conventions, "CF-1.10");
+      assert.deepEqual(got.records_equal, Array(12).fill(true));
+      assert.equal(got.mask_equal, true);
+      assert.ok(got.mean_k > 260 && got.mean_k < 300, `mean ${got.mean_k} K is not earth-like`);
+    },
+  );
 });

@@ -32,20 +32,7 @@ export async function runPythonReader(
 ): Promise<string[]> {
   const jobsFile = join(workDir, `jobs-${reader}.json`);
   await writeFile(jobsFile, JSON.stringify(jobs));
-  const child = spawn(python, [DUMP_SCRIPT, reader, jobsFile], { stdio: ["ignore", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (d: Buffer) => {
-    stdout += d.toString();
-  });
-  child.stderr.on("data", (d: Buffer) => {
-    stderr += d.toString();
-  });
-  const code = await new Promise<number | null>((resolve, reject) => {
-    child.on("error", reject);
-    child.on("close", resolve);
-  });
-  const lines = stdout.split("\n").filter((l) => l !== "");
+  const { code, lines, stderr } = await runScript(python, [DUMP_SCRIPT, reader, jobsFile]);
   if (code !== 0) {
     const failed = lines.filter((l) => !l.startsWith("ok "));
     throw new PythonReaderError(
@@ -63,9 +50,15 @@ export async function runPythonCheck(
   corpusPath: string,
   dumps: string[],
 ): Promise<{ code: number | null; lines: string[]; stderr: string }> {
-  const child = spawn(python, [CHECK_SCRIPT, "--corpus", corpusPath, ...dumps], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  return runScript(python, [CHECK_SCRIPT, "--corpus", corpusPath, ...dumps]);
+}
+
+/** Runs a Python script to its end: exit code, non-empty stdout lines and stderr. */
+async function runScript(
+  python: string,
+  args: string[],
+): Promise<{ code: number | null; lines: string[]; stderr: string }> {
+  const child = spawn(python, args, { stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (d: Buffer) => {

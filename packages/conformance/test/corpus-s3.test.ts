@@ -1,11 +1,12 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { S3Store } from "@zarr-stream/store";
 import {
   S3_SERVER_KINDS,
   type S3Server,
   s3ServerSkipReason,
-  startS3ServerOf,
-} from "@zarr-stream/store/test/s3-server";
+  startS3Server,
+} from "@zarr-stream/test-support/s3-server";
 import { BUNDLED_CORPUS, compareDump, dumpStore, loadCorpus, oracleDump, runCase } from "../src/index.js";
 
 const corpus = await loadCorpus(BUNDLED_CORPUS);
@@ -14,9 +15,9 @@ const corpus = await loadCorpus(BUNDLED_CORPUS);
 // (versitygw), both on loopback: every case's committed state read back through S3 equals the oracle bitwise.
 for (const kind of S3_SERVER_KINDS) {
   describe(`§10 corpus on S3Store (${kind})`, { skip: s3ServerSkipReason(kind) }, () => {
-    let s3: S3Server;
+    let s3: S3Server<S3Store>;
     before(async () => {
-      s3 = await startS3ServerOf(kind);
+      s3 = await startS3Server(kind, (o) => new S3Store(o));
       await s3.makeBucket();
     });
     after(async () => s3?.stop());

@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { FsStore } from "@zarr-stream/store";
+import { findPython } from "@zarr-stream/test-support/python";
 import fc from "fast-check";
 import {
   BUNDLED_CORPUS,
@@ -23,16 +23,7 @@ import { multiWriterCase, scenarioArb } from "./scenarios.js";
 
 const SEED = Number(process.env.FC_SEED ?? 20261202);
 
-const repoRoot = fileURLToPath(new URL("../../../../", import.meta.url));
-const VENV_PYTHON = join(repoRoot, ".venv/bin/python");
-
-/** Under CI a missing Python is a failure; elsewhere only a missing python3 skips the Python readers. */
-function pythonSkip(): string | false {
-  if (existsSync(VENV_PYTHON)) return false;
-  const hasPython3 = spawnSync("python3", ["--version"]).status === 0;
-  if (process.env.CI === "true" || hasPython3) return false;
-  return "python3 is not installed";
-}
+const pythonProbe = findPython({ modules: ["numpy", "zarr", "tensorstore", "earthsciio", "jsonschema"] });
 
 function capture() {
   const lines: string[] = [];
@@ -69,9 +60,8 @@ describe("§10 crosscheck: write → every reader → check", () => {
 
   test(
     "§10 zarr-python, TensorStore and earthsciio (one process each) match the oracle bitwise",
-    { skip: pythonSkip() },
+    { skip: pythonProbe.skip },
     async () => {
-      if (!existsSync(VENV_PYTHON)) assert.fail(`${VENV_PYTHON} is missing: run scripts/setup-python.sh`);
       // Reads the stores the previous test wrote.
       const dumps: string[] = [];
       for (const reader of PYTHON_READERS) {
@@ -80,7 +70,7 @@ describe("§10 crosscheck: write → every reader → check", () => {
           case: c.name,
           out: join(out, c.name, `${reader}.json`),
         }));
-        const ran = await runPythonReader(VENV_PYTHON, reader, jobs, out);
+        const ran = await runPythonReader(pythonProbe.require(), reader, jobs, out);
         assert.equal(ran.length, corpus.cases.length);
         dumps.push(...jobs.map((j) => j.out));
       }
@@ -101,9 +91,8 @@ describe("§10 crosscheck: write → every reader → check", () => {
 
   test(
     "§10 the corpus and every dump pass the shipped JSON Schemas in Python (jsonschema, draft 2020-12)",
-    { skip: pythonSkip() },
+    { skip: pythonProbe.skip },
     () => {
-      if (!existsSync(VENV_PYTHON)) assert.fail(`${VENV_PYTHON} is missing: run scripts/setup-python.sh`);
       const corpusDir = fileURLToPath(new URL("../../corpus/", import.meta.url));
       const dumps = corpus.cases.flatMap((c) =>
         ["dump.json", "zarrita.json", ...PYTHON_READERS.map((r) => `${r}.json`)].map((f) =>
@@ -123,7 +112,7 @@ for f in sys.argv[2:]:
     dump.validate(json.load(open(f)))
 print(len(sys.argv) - 2)
 `;
-      const res = spawnSync(VENV_PYTHON, ["-c", script, corpusDir, ...dumps], { encoding: "utf8" });
+      const res = spawnSync(pythonProbe.require(), ["-c", script, corpusDir, ...dumps], { encoding: "utf8" });
       assert.equal(res.status, 0, res.stderr);
       assert.equal(res.stdout.trim(), String(dumps.length));
     },
@@ -131,9 +120,8 @@ print(len(sys.argv) - 2)
 
   test(
     "§10 random multi-writer stores (fixed seed) read bitwise by zarrita and every Python reader",
-    { skip: pythonSkip() },
+    { skip: pythonProbe.skip },
     async () => {
-      if (!existsSync(VENV_PYTHON)) assert.fail(`${VENV_PYTHON} is missing: run scripts/setup-python.sh`);
       const samples = fc.sample(scenarioArb, { numRuns: Number(process.env.FC_XRUNS ?? 12), seed: SEED });
       const cases = samples.map((s, i) => ({ ...multiWriterCase(s).c, name: `random-${i}` }));
       const failures: string[] = [];
@@ -149,7 +137,7 @@ print(len(sys.argv) - 2)
           case: c.name,
           out: join(out, "random", `${c.name}.${reader}.json`),
         }));
-        await runPythonReader(VENV_PYTHON, reader, jobs, out);
+        await runPythonReader(pythonProbe.require(), reader, jobs, out);
         for (const [i, c] of cases.entries()) {
           const m = compareDump(oracleDump(c), JSON.parse(await readFile(jobs[i]!.out, "utf8")));
           if (m.length > 0) failures.push(`${reader} ${c.name}: ${m[0]}\n${JSON.stringify(c)}`);

@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,16 +7,11 @@ import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { readOutputManifest } from "@zarr-stream/reader";
 import { FsStore } from "@zarr-stream/store";
+import { findPython } from "@zarr-stream/test-support/python";
 import { BUNDLED_CORPUS, compareDump, dumpStore, findCase, loadCorpus, oracleDump } from "../src/index.js";
 
-const repoRoot = fileURLToPath(new URL("../../../../", import.meta.url));
-const VENV_PYTHON = join(repoRoot, ".venv/bin/python");
+const pythonProbe = findPython({ modules: ["earthsciio"] });
 const WRITER = fileURLToPath(new URL("../../python/write_earthsciio_v1.py", import.meta.url));
-
-function pythonSkip(): string | false {
-  if (existsSync(VENV_PYTHON) || process.env.CI === "true") return false;
-  return ".venv is not set up (scripts/setup-python.sh)";
-}
 
 const corpus = await loadCorpus(BUNDLED_CORPUS);
 let out: string;
@@ -30,9 +24,8 @@ after(async () => {
 
 /** Writes the case with EarthSciIO's Python v1 writer (PyPI earthsciio) into a fresh directory. */
 function writeWithEarthSciIO(name: string): string {
-  if (!existsSync(VENV_PYTHON)) assert.fail(`${VENV_PYTHON} is missing: run scripts/setup-python.sh`);
   const dir = join(out, name);
-  const res = spawnSync(VENV_PYTHON, [WRITER, BUNDLED_CORPUS, name, dir], { encoding: "utf8" });
+  const res = spawnSync(pythonProbe.require(), [WRITER, BUNDLED_CORPUS, name, dir], { encoding: "utf8" });
   assert.equal(res.status, 0, res.stderr);
   return dir;
 }
@@ -41,7 +34,7 @@ describe("§8.1 v1 stores written by EarthSciIO's Python binding (Python manifes
   for (const name of ["manifest-v1-compat", "manifest-v1-compat-wasm"]) {
     test(
       `§8.1 ${name} written by earthsciio's ZarrWriter reads bitwise through our reader`,
-      { skip: pythonSkip() },
+      { skip: pythonProbe.skip },
       async () => {
         const store = new FsStore(writeWithEarthSciIO(name));
         const m = await readOutputManifest(store);

@@ -4,7 +4,6 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { fileURLToPath } from "node:url";
 import {
   type CommitToken,
   type ConformanceCase,
@@ -12,6 +11,7 @@ import {
   validateCommitToken,
 } from "@zarr-stream/spec";
 import { FsStore } from "@zarr-stream/store";
+import { findPython } from "@zarr-stream/test-support/python";
 import {
   BUNDLED_CORPUS,
   compareDump,
@@ -23,13 +23,7 @@ import {
   runCase,
 } from "../src/index.js";
 
-const repoRoot = fileURLToPath(new URL("../../../../", import.meta.url));
-const VENV_PYTHON = join(repoRoot, ".venv/bin/python");
-
-function pythonSkip(): string | false {
-  if (existsSync(VENV_PYTHON) || process.env.CI === "true") return false;
-  return ".venv is not set up (scripts/setup-python.sh)";
-}
+const pythonProbe = findPython({ modules: ["numpy", "zarr"] });
 
 const corpus = await loadCorpus(BUNDLED_CORPUS);
 let out: string;
@@ -52,7 +46,6 @@ async function run(
   dir: string,
   tokens: [string, CommitToken][] = [],
 ): Promise<ConformanceDump> {
-  if (python.length > 0 && !existsSync(VENV_PYTHON)) assert.fail(`${VENV_PYTHON} is missing`);
   const store = new FsStore(dir);
   let started = 0;
   await runCase(c, store, {
@@ -61,7 +54,7 @@ async function run(
       handles: python,
       start: (root) => {
         started++;
-        return new PythonContributor(VENV_PYTHON, root);
+        return new PythonContributor(pythonProbe.require(), root);
       },
     },
   });
@@ -91,7 +84,7 @@ describe("open question 4: mixed-language multi-writer (TypeScript owner, Python
   for (const name of CASES) {
     test(
       `${name}: Python contributors' tokens committed by our owner read bitwise equal to the all-TypeScript run`,
-      { skip: pythonSkip() },
+      { skip: pythonProbe.skip },
       async () => {
         const c = findCase(corpus, name);
         const python = contributors(c);
@@ -111,7 +104,7 @@ describe("open question 4: mixed-language multi-writer (TypeScript owner, Python
 
   test(
     "a Python contributor that joins mid time shard reloads the committed records it rewrites (seed §5.4)",
-    { skip: pythonSkip() },
+    { skip: pythonProbe.skip },
     async () => {
       const base = findCase(corpus, "contributor-close-unflushed");
       const w = (writer: string, t: number, r: number) => ({ op: "write_record" as const, writer, t, r });
@@ -153,7 +146,7 @@ describe("open question 4: mixed-language multi-writer (TypeScript owner, Python
 
   test(
     "region-tiling with Python and TypeScript contributors interleaved (w1, w3 Python; w2 ours)",
-    { skip: pythonSkip() },
+    { skip: pythonProbe.skip },
     async () => {
       const c = findCase(corpus, "region-tiling");
       const ts = await run(c, [], join(out, "interleaved", "ts"));
@@ -167,7 +160,7 @@ describe("open question 4: mixed-language multi-writer (TypeScript owner, Python
 
   test(
     "the Python contributor's token is the language-neutral document of seed §5.2",
-    { skip: pythonSkip() },
+    { skip: pythonProbe.skip },
     async () => {
       const c = findCase(corpus, "region-tiling");
       const dir = join(out, "token");
@@ -179,9 +172,9 @@ describe("open question 4: mixed-language multi-writer (TypeScript owner, Python
         (o) => o.op === "create" || o.op === "join" || (o.op === "write_record" && o.writer === "w1"),
       );
       await runCase(owner, new FsStore(dir), {
-        external: { handles: [], start: (root) => new PythonContributor(VENV_PYTHON, root) },
+        external: { handles: [], start: (root) => new PythonContributor(pythonProbe.require(), root) },
       });
-      const p = new PythonContributor(VENV_PYTHON, dir);
+      const p = new PythonContributor(pythonProbe.require(), dir);
       try {
         const join1 = c.ops.find((o) => o.op === "join" && o.writer === "w1")!;
         const region = "region" in join1 && join1.region ? join1.region : {};

@@ -1,29 +1,24 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import type { ConformanceDump, DumpArray } from "@zarr-stream/spec";
+import { findPython } from "@zarr-stream/test-support/python";
 import fc from "fast-check";
 import { BUNDLED_CORPUS, dumpWithZarrita, loadCorpus, runConformanceCli } from "../src/index.js";
 
-const repoRoot = fileURLToPath(new URL("../../../../", import.meta.url));
-const VENV_PYTHON = join(repoRoot, ".venv/bin/python");
+const pythonProbe = findPython({ modules: ["numpy"] });
 const CROSSCHECK = fileURLToPath(new URL("../../python/crosscheck_write_v2.py", import.meta.url));
 const SEED = Number(process.env.FC_SEED ?? 20261202);
 
-/** The venv is the project's Python (scripts/setup-python.sh); under CI its absence is a failure. */
-function pythonSkip(): string | false {
-  if (existsSync(VENV_PYTHON) || process.env.CI === "true") return false;
-  return ".venv is not set up (scripts/setup-python.sh)";
-}
-
 function runPythonCheck(args: string[]): { code: number; lines: string[]; stderr: string } {
-  if (!existsSync(VENV_PYTHON)) assert.fail(`${VENV_PYTHON} is missing: run scripts/setup-python.sh`);
-  const res = spawnSync(VENV_PYTHON, [CROSSCHECK, ...args], { encoding: "utf8", maxBuffer: 64 << 20 });
+  const res = spawnSync(pythonProbe.require(), [CROSSCHECK, ...args], {
+    encoding: "utf8",
+    maxBuffer: 64 << 20,
+  });
   return {
     code: res.status ?? -1,
     lines: res.stdout.split("\n").filter((l) => l !== ""),
@@ -129,7 +124,7 @@ after(async () => {
 describe("§10 conformance/crosscheck_write_v2.py: the check in Python agrees with the TypeScript check", () => {
   test(
     "§10 on the correct dumps of all 20 cases (ours and zarrita's) both print the same ok lines",
-    { skip: pythonSkip() },
+    { skip: pythonProbe.skip },
     async () => {
       assert.equal(corpus.cases.length, 20);
       const ts = await runTsCheck(["--corpus", BUNDLED_CORPUS, ...good]);
@@ -143,7 +138,7 @@ describe("§10 conformance/crosscheck_write_v2.py: the check in Python agrees wi
 
   test(
     "§10 on corrupted dumps (every corruption on every case) both print the same FAIL lines, verbatim",
-    { skip: pythonSkip() },
+    { skip: pythonProbe.skip },
     async () => {
       const files: string[] = [];
       for (const c of corpus.cases) {
@@ -169,7 +164,7 @@ describe("§10 conformance/crosscheck_write_v2.py: the check in Python agrees wi
 
   test(
     "§10 on documents that are not dumps both fail the file (the reasons are each checker's own)",
-    { skip: pythonSkip() },
+    { skip: pythonProbe.skip },
     async () => {
       const dump = JSON.parse(await readFile(good[0]!, "utf8")) as ConformanceDump;
       const files: string[] = [];
@@ -197,7 +192,7 @@ describe("§10 conformance/crosscheck_write_v2.py: the check in Python agrees wi
 
   test(
     "§10 property: random bit flips in random cases and records get the same verdict line (fixed seed)",
-    { skip: pythonSkip() },
+    { skip: pythonProbe.skip },
     async () => {
       const dumps = await Promise.all(
         corpus.cases.map(
@@ -234,7 +229,7 @@ describe("§10 conformance/crosscheck_write_v2.py: the check in Python agrees wi
 
   test(
     "§10 the Python check takes t from the ops when a corpus gives none, and refuses a bad corpus",
-    { skip: pythonSkip() },
+    { skip: pythonProbe.skip },
     async () => {
       const letter = structuredClone(corpus);
       for (const c of letter.cases) for (const r of c.expect.records) delete r.t;
@@ -253,7 +248,7 @@ describe("§10 conformance/crosscheck_write_v2.py: the check in Python agrees wi
 
   test(
     "§10 zstream conformance crosscheck --python runs the Python check on every reader's dumps and requires our lines",
-    { skip: pythonSkip() },
+    { skip: pythonProbe.skip },
     async () => {
       const few = {
         ...corpus,
@@ -267,7 +262,7 @@ describe("§10 conformance/crosscheck_write_v2.py: the check in Python agrees wi
       const lines: string[] = [];
       const io = { stdout: (l: string) => lines.push(l), stderr: (l: string) => lines.push(`stderr: ${l}`) };
       const code = await runConformanceCli(
-        ["crosscheck", "--corpus", file, "--out", dir, "--python", VENV_PYTHON],
+        ["crosscheck", "--corpus", file, "--out", dir, "--python", pythonProbe.require()],
         io,
       );
       assert.equal(code, 0, lines.join("\n"));
@@ -277,7 +272,7 @@ describe("§10 conformance/crosscheck_write_v2.py: the check in Python agrees wi
 
   test(
     "§10 property: the Python check prints numbers exactly as JavaScript does (Number to String)",
-    { skip: pythonSkip() },
+    { skip: pythonProbe.skip },
     () => {
       const xs = fc.sample(fc.double({ noNaN: true }), { numRuns: 2000, seed: SEED });
       xs.push(0, 3600, 1e21, 1e-7, 123e-20, 2 ** 53, 1029.2500000000002, -1.5);
@@ -293,7 +288,7 @@ from crosscheck_write_v2 import js_number
 print(json.dumps([js_number(struct.unpack("<d", bytes.fromhex(h))[0]) for h in json.load(sys.stdin)]))
 `;
       const res = spawnSync(
-        VENV_PYTHON,
+        pythonProbe.require(),
         ["-c", script, fileURLToPath(new URL("../../python/", import.meta.url))],
         {
           input: JSON.stringify(bits),

@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,16 +7,11 @@ import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import type { CommitToken } from "@zarr-stream/spec";
 import { FsStore } from "@zarr-stream/store";
+import { findPython } from "@zarr-stream/test-support/python";
 import { BUNDLED_CORPUS, dumpStore, loadCorpus, runCase } from "../src/index.js";
 
-const repoRoot = fileURLToPath(new URL("../../../../", import.meta.url));
-const VENV_PYTHON = join(repoRoot, ".venv/bin/python");
+const pythonProbe = findPython({ modules: ["jsonschema"] });
 const SCHEMAS = fileURLToPath(new URL("../../../spec/schemas/", import.meta.url));
-
-function pythonSkip(): string | false {
-  if (existsSync(VENV_PYTHON) || process.env.CI === "true") return false;
-  return ".venv is not set up (scripts/setup-python.sh)";
-}
 
 const corpus = await loadCorpus(BUNDLED_CORPUS);
 let out: string;
@@ -55,9 +49,8 @@ after(async () => {
 
 test(
   "Python jsonschema validates every wire document a corpus run writes with the shipped schema files, and rejects broken ones",
-  { skip: pythonSkip() },
+  { skip: pythonProbe.skip },
   () => {
-    if (!existsSync(VENV_PYTHON)) assert.fail(`${VENV_PYTHON} is missing: run scripts/setup-python.sh`);
     const kinds = new Set(jobs.map(([s]) => s));
     assert.equal(kinds.size, 6, [...kinds].join(", "));
     assert.ok(jobs.filter(([s]) => s === "commit-token.schema.json").length >= corpus.cases.length);
@@ -84,7 +77,7 @@ for schema, file in jobs:
     invalid += 1
 print(json.dumps([valid, invalid]))
 `;
-    const res = spawnSync(VENV_PYTHON, ["-c", script, SCHEMAS], {
+    const res = spawnSync(pythonProbe.require(), ["-c", script, SCHEMAS], {
       input: JSON.stringify(jobs),
       encoding: "utf8",
     });

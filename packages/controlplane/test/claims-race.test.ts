@@ -31,7 +31,7 @@ async function readOwner(root: string): Promise<string | undefined> {
   return text === undefined ? undefined : (JSON.parse(text) as { owner_id: string }).owner_id;
 }
 
-test(`claims (#17.1): two processes x ${ROUNDS} rounds of acquisition, heartbeats, stalls and clears with a clock skewed +-300 s never have two holders`, async (t) => {
+test(`claims: two processes x ${ROUNDS} rounds of acquisition, heartbeats, stalls and clears with a clock skewed +-300 s never have two holders`, async (t) => {
   const root = await mkdtemp(join(tmpdir(), "zs-claim-race-"));
   const names = ["p0", "p1"] as const;
   const kids = names.map((n) => fork(RACER, [root, n], { stdio: ["ignore", "inherit", "inherit", "ipc"] }));

@@ -158,7 +158,7 @@ test("claims: sweep keeps a stale-looking claim whose owner heartbeats while it 
   await a.assertClaimHeld("x:y");
 });
 
-test("claims (#17.1): a holder whose clock runs 200 s slow but heartbeats is never cleared without force", async () => {
+test("claims: a holder whose clock runs 200 s slow but heartbeats is never cleared without force", async () => {
   const store = new TextMemoryStore();
   const clock = manualClock(T0);
   const slow = () => clock() - 200;
@@ -192,7 +192,7 @@ test("claims (#17.1): a holder whose clock runs 200 s slow but heartbeats is nev
   assert.equal((await b.listClaims())[0]!.claim.owner_id, "alice");
 });
 
-test("claims (#17.1): after a stalled holder is cleared and the claim retaken, its heartbeat and commit fence fail", async () => {
+test("claims: after a stalled holder is cleared and the claim retaken, its heartbeat and commit fence fail", async () => {
   const { a, b, clock, store } = await two();
   await a.acquireClaim("zarr_append:g");
   clock.advance(121); // alice stalls
@@ -206,7 +206,7 @@ test("claims (#17.1): after a stalled holder is cleared and the claim retaken, i
   await b.assertClaimHeld("zarr_append:g");
 });
 
-test("claims (#17.1): a heartbeat whose write lands after a takeover cannot overwrite the new holder", async () => {
+test("claims: a heartbeat whose write lands after a takeover cannot overwrite the new holder", async () => {
   const { a, b, clock, store } = await two();
   await a.acquireClaim("zarr_append:g");
   clock.advance(10);
@@ -234,7 +234,7 @@ test("claims (#17.1): a heartbeat whose write lands after a takeover cannot over
   assert.equal(JSON.parse(store.text(key)!).owner_id, "bob");
 });
 
-test("claims (#17.4): an unreadable claim file is cleared with force, or by a sweep once observed silent", async () => {
+test("claims: an unreadable claim file is cleared with force, or by a sweep once observed silent", async () => {
   const { a, b, store } = await two();
   store.setText(claimKey("demo:x:broken"), '{"product": "demo", "dom');
   await a.acquireClaim("x:fine");

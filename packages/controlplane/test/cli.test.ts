@@ -188,7 +188,7 @@ test("cli: --store DIR opens a filesystem store by default", async () => {
   }
 });
 
-test("cli (#17.4): a corrupt claim file is listed, cleared by --force, --all-stale and recover, and reported as corrupt", async () => {
+test("cli: a corrupt claim file is listed, cleared by --force, --all-stale and recover, and reported as corrupt", async () => {
   const { cli, store } = harness();
   const key = claimKey("demo:zarr_append:g");
   store.setText(key, '{"product":"demo","domain":');
@@ -216,7 +216,7 @@ test("cli (#17.4): a corrupt claim file is listed, cleared by --force, --all-sta
   assert.equal(store.text(key), undefined);
 });
 
-test("cli (#17.5): recover exits 1 and says what is left while a live writer holds a claim; 0 once it is gone", async () => {
+test("cli: recover exits 1 and says what is left while a live writer holds a claim; 0 once it is gone", async () => {
   const { cli, clock, writer } = harness();
   const w = await writer("alive");
   const runId = await w.startRun({ runId: "live-run" });
@@ -241,7 +241,7 @@ test("cli (#17.5): recover exits 1 and says what is left while a live writer hol
   assert.equal(r.json().snapshot.rebuilt, true);
 });
 
-test("cli (#17.1): recover leaves a run whose clock runs 2 h slow but which the store saw write just now", async () => {
+test("cli: recover leaves a run whose clock runs 2 h slow but which the store saw write just now", async () => {
   const dir = await mkdtemp(join(tmpdir(), "cp-skew-"));
   try {
     const store = new FsStore(dir);

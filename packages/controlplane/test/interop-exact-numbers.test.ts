@@ -1,18 +1,17 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { it } from "node:test";
 import { fileURLToPath } from "node:url";
+import { findPython } from "@zarr-stream/test-support/python";
 import { runControlPlaneCli } from "../src/index.js";
 
 const repo = fileURLToPath(new URL("../../../../", import.meta.url));
-const python = join(repo, ".venv-firecube", "bin", "python");
+const firecube = findPython({ venv: ".venv-firecube", modules: ["firecube"] });
 const script = join(repo, "packages", "controlplane", "interop", "index_writes.py");
-const skip =
-  !existsSync(python) && process.env.CI !== "true" ? "no .venv-firecube (needs Python >= 3.12)" : undefined;
+const { skip } = firecube;
 
 async function verify(root: string): Promise<{ code: number; out: string; err: string }> {
   let out = "";
@@ -35,7 +34,10 @@ it(
     const dir = await mkdtemp(join(tmpdir(), "zs-exact-"));
     try {
       const root = join(dir, "IDX.zarr");
-      const res = spawnSync(python, [script, root, "IDX"], { encoding: "utf8", timeout: 120_000 });
+      const res = spawnSync(firecube.require(), [script, root, "IDX"], {
+        encoding: "utf8",
+        timeout: 120_000,
+      });
       assert.equal(res.status, 0, `index_writes.py failed:\n${res.stdout}\n${res.stderr}`);
       const [outcome, hash] = res.stdout.trim().split(" ");
       assert.equal(outcome, "created");

@@ -1,19 +1,18 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { FsStore } from "@zarr-stream/store";
+import { findPython } from "@zarr-stream/test-support/python";
 import { ControlPlane } from "../src/index.js";
 
 const repo = fileURLToPath(new URL("../../../../", import.meta.url));
-const python = join(repo, ".venv-firecube", "bin", "python");
+const firecube = findPython({ venv: ".venv-firecube", modules: ["firecube"] });
 const script = join(repo, "packages", "controlplane", "interop", "slot_read.py");
-const skip =
-  !existsSync(python) && process.env.CI !== "true" ? "no .venv-firecube (needs Python >= 3.12)" : undefined;
+const { skip } = firecube;
 
 it(
   "a slot index we record is mirrored into root attributes that firecube 0.1.7's API reads and accepts",
@@ -38,7 +37,10 @@ it(
       const ours = await cp.ensureSlotIndexModel(model, { runId });
       await cp.completeRun(runId);
       await cp.close();
-      const res = spawnSync(python, [script, root, "SLOT"], { encoding: "utf8", timeout: 120_000 });
+      const res = spawnSync(firecube.require(), [script, root, "SLOT"], {
+        encoding: "utf8",
+        timeout: 120_000,
+      });
       assert.equal(res.status, 0, `slot_read.py failed:\n${res.stdout}\n${res.stderr}`);
       const seen = JSON.parse(res.stdout.trim().split("\n").at(-1)!);
       const golden = "bc441fbb3eb848c54db2c4673e75271d3b98dbb2b7b49081b521b7ef3923a894";

@@ -285,7 +285,7 @@ test("slot index: recorded once, verified after, conflicts and tampering refused
   );
 });
 
-test("slot index (#17.6): mirrored into root attributes, under its own claim, with rows 3, 4 and 7", async () => {
+test("slot index: mirrored into root attributes, under its own claim, with rows 3, 4 and 7", async () => {
   const { cp, store, runId } = await setup();
   const model = {
     epoch: "2026-01-01T00:00:00Z",

@@ -99,7 +99,7 @@ test("abandon keeps keys a peer added to run.json within v2", async () => {
   assert.deepEqual(Object.keys(run).slice(0, 4), ["schema_version", "product", "run_id", "status"]);
 });
 
-test("resume after a crash left a torn tail (#17.3): the segment is sealed, appends follow, everything still reads", async () => {
+test("resume after a crash left a torn tail: the segment is sealed, appends follow, everything still reads", async () => {
   const { store, clock, open } = await setup();
   const first = await open("w");
   await first.startRun({ runId: "r" });

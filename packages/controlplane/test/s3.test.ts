@@ -1,18 +1,19 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { type S3Server, s3SkipReason, startS3Server } from "@zarr-stream/store/test/s3-server";
+import { S3Store } from "@zarr-stream/store";
+import { type S3Server, s3ServerSkipReason, startS3Server } from "@zarr-stream/test-support/s3-server";
 import { ClaimConflict, ControlPlane, SnapshotRebuildRefused } from "../src/index.js";
 import { segmentKey } from "../src/layout.js";
 import { manualClock } from "./helpers/stores.js";
 
-const skip = s3SkipReason();
+const skip = s3ServerSkipReason("moto");
 
 // The control plane on a real S3 server (moto on loopback): create-only documents and claims are
 // conditional PUTs (If-None-Match: *), everything else whole-object PUTs.
 describe("the .firecube control plane on S3Store", { skip }, () => {
-  let s3: S3Server;
+  let s3: S3Server<S3Store>;
   before(async () => {
-    s3 = await startS3Server();
+    s3 = await startS3Server("moto", (o) => new S3Store(o));
     await s3.makeBucket();
   });
   after(async () => s3?.stop());

@@ -32,7 +32,7 @@ function dataLines(csv: string): string[] {
   return csv.split("\r\n").slice(1, -1);
 }
 
-describe("journal publishing under concurrency (#17.7, #17.8)", () => {
+describe("journal publishing under concurrency: concurrent publishers and retries", () => {
   test("two publishers at once: both parts land, in some order, each exactly once", async () => {
     const registry = new SqliteJournalRegistry(":memory:");
     const store = new MemoryStore();
@@ -143,7 +143,7 @@ describe("journal publishing under concurrency (#17.7, #17.8)", () => {
   });
 });
 
-describe("journal edge cases (#17.9)", () => {
+describe("journal edge cases: ids beyond 2^53, empty watermarks, multi-line cells, header merging", () => {
   test("advanceWatermark with no row yet saves nothing and says so", async () => {
     const registry = new SqliteJournalRegistry(":memory:");
     const decision = await advanceWatermark(registry, {

@@ -1,14 +1,10 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { type AfterHook, tempDir as tempDirOf } from "@zarr-stream/test-support/temp-dirs";
 
 export const enc = (s: string) => new TextEncoder().encode(s);
 export const text = (b: Uint8Array) => Buffer.from(b).toString("utf8");
 
-export function tempDir(t: { after: (fn: () => void) => void }, label = "journal"): string {
-  const dir = mkdtempSync(join(tmpdir(), `zs-${label}-`));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
+export function tempDir(t: AfterHook, label = "journal"): string {
+  return tempDirOf(label, t);
 }
 
 /** A fixed clock that advances one second per call, so row timestamps are distinct and predictable. */

@@ -6,11 +6,11 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { CorruptShard } from "@zarr-stream/spec";
 import { MemoryStore } from "@zarr-stream/store";
+import { findPython } from "@zarr-stream/test-support/python";
 import { exportSession, publishPart, SqliteJournalRegistry } from "../src/index.js";
 import { clock, enc, tempDir } from "./helpers.js";
-import { findPython } from "./python.js";
 
-const python = findPython();
+const python = findPython({ modules: ["zipfile"] });
 
 const CHECK_ZIP = `
 import hashlib, json, sys, zipfile
@@ -30,7 +30,7 @@ with zipfile.ZipFile(sys.argv[1]) as z:
 test(
   "session export: each part its own STORE zip entry plus an index with md5 and size (python zipfile)",
   {
-    skip: python === undefined && "python3 is not installed",
+    skip: python.skip,
   },
   async (t) => {
     const registry = new SqliteJournalRegistry(":memory:");
@@ -42,7 +42,7 @@ test(
     const zip = await exportSession(registry, store);
     const file = join(tempDir(t, "export"), "session.zip");
     writeFileSync(file, zip);
-    const run = spawnSync(python!, ["-c", CHECK_ZIP, file], { encoding: "utf8" });
+    const run = spawnSync(python.require(), ["-c", CHECK_ZIP, file], { encoding: "utf8" });
     assert.equal(run.status, 0, run.stderr);
     const result = JSON.parse(run.stdout) as {
       names: string[];

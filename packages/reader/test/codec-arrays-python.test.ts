@@ -4,13 +4,15 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
+import { fileURLToPath } from "node:url";
 import { bytesOf } from "@zarr-stream/shard";
-import { pythonSkipReason, REPO, VENV_PYTHON } from "@zarr-stream/shard/test/python";
 import { UnsupportedCodec } from "@zarr-stream/spec";
 import { FsStore, type Store } from "@zarr-stream/store";
+import { findPython } from "@zarr-stream/test-support/python";
 import { openArray, readArrayRegion } from "../src/index.js";
 
-const SCRIPT = join(REPO, "packages", "reader", "python", "codec_arrays.py");
+const SCRIPT = fileURLToPath(new URL("../../python/codec_arrays.py", import.meta.url));
+const python = findPython({ modules: ["numpy", "zarr", "numcodecs"] });
 
 interface Case {
   name: string;
@@ -36,14 +38,14 @@ function counting(inner: Store): { store: Store; reads: string[] } {
 }
 
 function runPython(root: string): Case[] {
-  const res = spawnSync(VENV_PYTHON, [SCRIPT, root], { encoding: "utf8", maxBuffer: 1 << 24 });
+  const res = spawnSync(python.require(), [SCRIPT, root], { encoding: "utf8", maxBuffer: 1 << 24 });
   if (res.status !== 0) throw new Error(`codec_arrays.py failed (${res.status}): ${res.stderr}`);
   return JSON.parse(res.stdout) as Case[];
 }
 
 test(
   "arrays zarr-python writes with gzip, transpose, plain zstd, crc32c, Blosc-lz4, big-endian bytes, nested sharding and nonzero fill read back as zarr-python reads them",
-  { skip: pythonSkipReason() },
+  { skip: python.skip },
   async () => {
     const root = mkdtempSync(join(tmpdir(), "zs-codec-arrays-"));
     const cases = runPython(root);
@@ -72,7 +74,7 @@ test(
 
 test(
   "an array using a codec we lack is UnsupportedCodec naming it and where it sits, before any chunk is read",
-  { skip: pythonSkipReason() },
+  { skip: python.skip },
   async () => {
     const root = mkdtempSync(join(tmpdir(), "zs-codec-missing-"));
     runPython(root);

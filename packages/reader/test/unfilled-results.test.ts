@@ -6,7 +6,7 @@ import { MemoryStore } from "@zarr-stream/store";
 import fc from "fast-check";
 import { readArrayLayout, readArrayRegion } from "../src/index.js";
 
-// readArrayRegion hands out memory it did not zero-fill (issue #10), so every element must be decoded or
+// readArrayRegion hands out memory it did not zero-fill (zeroing costs a whole pass), so every element must be decoded or
 // zeroed as fill. Absent chunks (all-zero chunks are not stored) and absent shard objects are where a
 // missed element would show, as leftover bytes of earlier allocations.
 

@@ -5,11 +5,16 @@ import { join } from "node:path";
 import { test } from "node:test";
 import type { TypedArray } from "@zarr-stream/spec";
 import { FsStore } from "@zarr-stream/store";
+import {
+  interopPython,
+  type InteropJob as Job,
+  readBin,
+  runInteropJobs as runJobs,
+} from "@zarr-stream/test-support/python";
 import { filledTyped, typedFromBytes } from "../src/dtype.js";
 import { forEachIndex } from "../src/grid.js";
 import { chunkKey, copyStrided, encodeZarrJson, openZarrArray } from "../src/index.js";
 import { bytesOf, product, randomBytes } from "./helpers.js";
-import { type Job, pythonSkipReason, readBin, runJobs } from "./python.js";
 
 const BYTES_LE = { name: "bytes", configuration: { endian: "little" } };
 const BYTES_BE = { name: "bytes", configuration: { endian: "big" } };
@@ -56,7 +61,7 @@ const CASES: [string, "float64" | "int32" | "uint64", number[], number[], number
 
 test(
   "arrays written through the codec model (gzip, transpose, big-endian, zstd + crc32c, general sharding, nonzero fill) read bitwise in zarr-python 3 and TensorStore",
-  { skip: pythonSkipReason() },
+  { skip: interopPython().skip },
   async () => {
     const root = mkdtempSync(join(tmpdir(), "zs-codec-model-out-"));
     const store = new FsStore(root);

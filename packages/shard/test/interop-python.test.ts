@@ -4,6 +4,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { FsStore } from "@zarr-stream/store";
+import {
+  interopPython,
+  type InteropJob as Job,
+  readBin,
+  runInteropJobs as runJobs,
+} from "@zarr-stream/test-support/python";
 import { itemSize } from "../src/index.js";
 import { bytesOf } from "./helpers.js";
 import {
@@ -17,9 +23,8 @@ import {
   writeArray,
   writeGroup,
 } from "./interop-cases.js";
-import { type Job, pythonSkipReason, readBin, runJobs } from "./python.js";
 
-const skip = pythonSkipReason();
+const { skip } = interopPython();
 const ENGINES = ["zarr", "tensorstore"] as const;
 
 test(

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { findPython, runPython } from "@zarr-stream/test-support/python";
 import fc from "fast-check";
 import { pythonFloatRepr } from "../src/float.js";
 import { canonicalJson, canonicalJsonUtf8, formatFloat, SchemaError } from "../src/index.js";
-import { runPython, skipUnlessPython } from "./python.js";
 
 // Python reads one JSON value per line and prints the canonical text of each, one per line (ASCII-safe
 // framing for the ensure_ascii=False form by re-encoding each output line as a JSON string).
@@ -26,7 +26,8 @@ function batch(values: unknown[]): string {
   return values.map((v) => JSON.stringify(v)).join("\n") + "\n";
 }
 
-const skip = skipUnlessPython();
+const python = findPython();
+const { skip } = python;
 
 test("§3.1 canonical_json sorts keys, is compact and escapes non-ASCII like Python", () => {
   assert.equal(canonicalJson({ b: 1, a: [true, null, "x"] }), '{"a":[true,null,"x"],"b":1}');
@@ -70,7 +71,7 @@ test("§3.1 canonical_json equals Python json.dumps for ≥300 random float-free
     ),
   })).value;
   const samples = fc.sample(arb, { numRuns: 400, seed: 20261202 });
-  const expected = runPython(PY_CANON, batch(samples)).split("\n").slice(0, -1);
+  const expected = runPython(python.require(), PY_CANON, batch(samples)).split("\n").slice(0, -1);
   assert.equal(expected.length, samples.length);
   for (const [i, v] of samples.entries())
     assert.equal(canonicalJson(v), expected[i], `sample ${i}: ${JSON.stringify(v)}`);
@@ -93,7 +94,7 @@ test(
       ),
     })).value;
     const samples = fc.sample(arb, { numRuns: 300, seed: 7 });
-    const expected = runPython(PY_CANON_UTF8, batch(samples))
+    const expected = runPython(python.require(), PY_CANON_UTF8, batch(samples))
       .split("\n")
       .slice(0, -1)
       .map((l) => JSON.parse(l) as string);
@@ -118,6 +119,7 @@ test(
     );
     const xs = [...fixed, ...random];
     const expected = runPython(
+      python.require(),
       "import sys,struct\nfor l in sys.stdin: print(repr(struct.unpack('<d', bytes.fromhex(l.strip()))[0]))",
       xs.map((x) => Buffer.from(new Float64Array([x]).buffer).toString("hex")).join("\n") + "\n",
     )

@@ -1,11 +1,12 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { test } from "node:test";
+import { findPython, runPython } from "@zarr-stream/test-support/python";
 import fc from "fast-check";
 import { canonicalJsonUtf8, IntegralFloat, parseJsonExact, SchemaError } from "../src/index.js";
-import { runPython, skipUnlessPython } from "./python.js";
 
-const skip = skipUnlessPython();
+const python = findPython();
+const { skip } = python;
 
 function sha256(text: string): string {
   return createHash("sha256").update(text, "utf8").digest("hex");
@@ -57,7 +58,7 @@ test(
   { skip },
   () => {
     const samples = fc.sample(jsonText, { numRuns: 400, seed: 17 });
-    const answers = runPython(PY_PRINT_AND_HASH, `${samples.join("\n")}\n`)
+    const answers = runPython(python.require(), PY_PRINT_AND_HASH, `${samples.join("\n")}\n`)
       .split("\n")
       .slice(0, -1)
       .map((l) => JSON.parse(l) as [string, string]);

@@ -1,3 +1,4 @@
+import { fixture } from "@zarr-stream/test-support/fixtures";
 import fc from "fast-check";
 import {
   type CommitToken,
@@ -46,30 +47,8 @@ export const token: CommitToken = {
   objects: ["temperature/c/0/1/0", "temperature/c/1/1/0"],
 };
 
-export const manifestV1: OutputManifestV1 = {
-  schema: "earthsciio/output-manifest/v1",
-  base_url: "file:///tmp/out.zarr",
-  format: "zarr",
-  zarr_format: 3,
-  profile: "diagnostic",
-  codec: { id: "blosc", cname: "zstd", clevel: 5, shuffle: "shuffle" },
-  time_dim: "time",
-  dims: [
-    { name: "time", length: 4 },
-    { name: "lat", length: 3 },
-    { name: "lon", length: 4 },
-  ],
-  vars: [{ name: "temperature", dims: ["time", "lat", "lon"], dtype: "float64" }],
-  chunk_shape: { time: 1, lat: 3, lon: 2 },
-  shard_shape: { time: 2, lat: 3, lon: 4 },
-  time_shards: [
-    { index: 0, t_start: 0, t_end: 3600, n: 2 },
-    { index: 1, t_start: 7200, t_end: 10800, n: 2 },
-  ],
-  last_t: 10800,
-  n_records: 4,
-  created_at: "2026-08-01T12:00:00Z",
-};
+/** EarthSciIO's v1 write-conformance case as its Julia/Rust writers record it. */
+export const manifestV1: OutputManifestV1 = fixture<OutputManifestV1>("manifest-v1.json");
 
 export const manifestV2: OutputManifestV2 = {
   ...manifestV1,

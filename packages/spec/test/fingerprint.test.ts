@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { findPython, runPython } from "@zarr-stream/test-support/python";
 import { fingerprintDocument, type StreamSchema, schemaFingerprint } from "../src/index.js";
-import { runPython, skipUnlessPython } from "./python.js";
 
-const skip = skipUnlessPython();
+const python = findPython();
+const { skip } = python;
 
 /** Python computes the fingerprint of each F (one JSON per line) independently of our canonicalJson. */
 const PY_FINGERPRINT = `
@@ -97,6 +98,7 @@ test(
   () => {
     const schemas = [unicode, indexed, withStatics];
     const expected = runPython(
+      python.require(),
       PY_FINGERPRINT,
       schemas.map((s) => JSON.stringify(fingerprintDocument(s))).join("\n"),
     )

@@ -2,12 +2,13 @@ import assert from "node:assert/strict";
 import { readdir, readFile } from "node:fs/promises";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { findPython, runPython } from "@zarr-stream/test-support/python";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { SCHEMA_FILES, schemaFileText } from "../src/index.js";
 import { manifestV1, manifestV2, schema, token, zarrArray } from "./examples.js";
-import { runPython, skipUnlessPython } from "./python.js";
 
 const dir = fileURLToPath(new URL("../../schemas/", import.meta.url));
+const python = findPython({ modules: ["jsonschema"] });
 
 /** Example documents and the schema file each must pass; a broken copy of each must fail. */
 const EXAMPLES: [string, string, unknown][] = [
@@ -49,7 +50,7 @@ describe("schemas/*.schema.json", () => {
 
   test(
     "Python jsonschema validates the examples with the files and rejects broken copies",
-    { skip: skipUnlessPython() },
+    { skip: python.skip },
     () => {
       const jobs = EXAMPLES.map(([what, file, doc]) => ({
         what,
@@ -67,7 +68,11 @@ for job in json.load(sys.stdin):
     out.append([job["what"], v.is_valid(job["doc"]), v.is_valid(job["bad"])])
 print(json.dumps(out))
 `;
-      const verdicts = JSON.parse(runPython(script, JSON.stringify(jobs))) as [string, boolean, boolean][];
+      const verdicts = JSON.parse(runPython(python.require(), script, JSON.stringify(jobs))) as [
+        string,
+        boolean,
+        boolean,
+      ][];
       assert.deepEqual(
         verdicts,
         EXAMPLES.map(([what]) => [what, true, false]),

@@ -5,8 +5,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { FsStore } from "../dist/src/index.js";
-import { startS3Server } from "../dist/test/s3-server.js";
+import { startS3Server } from "@zarr-stream/test-support/s3-server";
+import { FsStore, S3Store } from "../dist/src/index.js";
 
 const [mib = 4, count = 32, concurrency = 4] = process.argv.slice(2).map(Number);
 const objects = Array.from({ length: count }, (_, i) => {
@@ -32,7 +32,7 @@ async function mbPerSecond(store) {
 }
 
 const dir = mkdtempSync(join(tmpdir(), "zs-bench-"));
-const server = await startS3Server();
+const server = await startS3Server("moto", (o) => new S3Store(o));
 try {
   await server.makeBucket("zs-bench");
   const disk = await mbPerSecond(new FsStore(join(dir, "disk")));

@@ -4,11 +4,12 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync 
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
+import { tempRoots } from "@zarr-stream/test-support/temp-dirs";
 import { DIRECT_WRITE_MIN, DirectWrites } from "../src/direct-writes.js";
 import { FsStore } from "../src/fs-store.js";
-import { nodeFsOnly, tempRoots } from "./tmp-dirs.js";
+import { nodeFsOnly } from "./node-fs-only.js";
 
-const roots = tempRoots("direct");
+const roots = tempRoots("store-direct");
 
 function errno(code: string): NodeJS.ErrnoException {
   return Object.assign(new Error(`${code} (test)`), { code, syscall: "write" });

@@ -7,13 +7,13 @@ import { describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { tempRoots } from "@zarr-stream/test-support/temp-dirs";
 import { FsStore } from "../src/fs-store.js";
 import { bytes } from "./store-suite.js";
-import { tempRoots } from "./tmp-dirs.js";
 
 const CHILD = fileURLToPath(new URL("./cas-counter-child.js", import.meta.url));
 const run = promisify(execFile);
-const roots = tempRoots("cas");
+const roots = tempRoots("store-cas");
 
 describe("FsStore.putIfVersion across processes", () => {
   it("Store.putIfVersion: 4 processes x 40 read-modify-write increments lose no update", async () => {

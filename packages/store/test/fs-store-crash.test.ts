@@ -4,9 +4,9 @@ import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { it } from "node:test";
 import { fileURLToPath } from "node:url";
+import { tempRoots } from "@zarr-stream/test-support/temp-dirs";
 import { FsStore } from "../src/fs-store.js";
 import { crashPayloadSeq } from "./crash-payload.js";
-import { tempRoots } from "./tmp-dirs.js";
 
 const CHILD = fileURLToPath(new URL("./crash-child.js", import.meta.url));
 const KILLS = 32;
@@ -49,7 +49,7 @@ function runAndKill(root: string, startSeq: number, delayMs: number): Promise<Ro
 }
 
 it("§5.4 stage-and-rename survives SIGKILL: after each kill the object is a whole payload, never older than the last acknowledged put, and no staging file is listed", async (t) => {
-  const root = tempRoots("crash").fresh();
+  const root = tempRoots("store-crash").fresh();
   const store = new FsStore(root);
   let durable: number | undefined; // sequence number of the object last seen on disk
   let nextSeq = 0;

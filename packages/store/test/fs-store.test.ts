@@ -4,12 +4,13 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { StoreError } from "@zarr-stream/spec";
+import { tempRoots } from "@zarr-stream/test-support/temp-dirs";
 import { FsStore } from "../src/fs-store.js";
 import { openStore } from "../src/open-store.js";
+import { nodeFsOnly } from "./node-fs-only.js";
 import { BAD_KEYS, bytes, storeSuite, versionedStoreSuite } from "./store-suite.js";
-import { nodeFsOnly, tempRoots } from "./tmp-dirs.js";
 
-const roots = tempRoots("fs");
+const roots = tempRoots("store-fs");
 
 storeSuite("FsStore", () => new FsStore(roots.fresh()));
 versionedStoreSuite("FsStore", () => new FsStore(roots.fresh()));

@@ -3,14 +3,14 @@ import { join, relative } from "node:path";
 import { describe, it } from "node:test";
 import { pathToFileURL } from "node:url";
 import { StoreError } from "@zarr-stream/spec";
+import { tempRoots } from "@zarr-stream/test-support/temp-dirs";
 import { FsStore } from "../src/fs-store.js";
 import { MemoryStore } from "../src/memory-store.js";
 import { openStore, registerStoreScheme } from "../src/open-store.js";
 import { S3Store } from "../src/s3-store.js";
 import { bytes } from "./store-suite.js";
-import { tempRoots } from "./tmp-dirs.js";
 
-const roots = tempRoots("open");
+const roots = tempRoots("store-open");
 
 describe("openStore", () => {
   it("openStore: a plain absolute or relative path and a file:// URL give an FsStore on that directory", async () => {

@@ -5,24 +5,24 @@ import { createServer, type IncomingMessage } from "node:http";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { StoreError } from "@zarr-stream/spec";
-import { openStore } from "../src/open-store.js";
-import { S3Store } from "../src/s3-store.js";
 import {
   S3_SERVER_KINDS,
   type S3Server,
   s3ServerSkipReason,
-  startS3ServerOf,
+  startS3Server,
   TEST_CREDENTIALS,
-} from "./s3-server.js";
+} from "@zarr-stream/test-support/s3-server";
+import { openStore } from "../src/open-store.js";
+import { S3Store } from "../src/s3-store.js";
 import { bytes, storeSuite, versionedStoreSuite } from "./store-suite.js";
 
 // The same suite on an emulator (moto) and on a real S3 gateway serving a directory (versitygw).
 for (const kind of S3_SERVER_KINDS) {
   describe(`S3Store against a loopback ${kind} server`, { skip: s3ServerSkipReason(kind) }, () => {
-    let server: S3Server;
+    let server: S3Server<S3Store>;
     let bucket: string;
     before(async () => {
-      server = await startS3ServerOf(kind);
+      server = await startS3Server(kind, (o) => new S3Store(o));
       bucket = await server.makeBucket();
     });
     after(() => server?.stop());

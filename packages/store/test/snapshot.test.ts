@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { tempRoots } from "@zarr-stream/test-support/temp-dirs";
 import { FsStore } from "../src/fs-store.js";
 import { MemoryStore } from "../src/memory-store.js";
 import { copyStore, snapshotStore } from "../src/snapshot.js";
 import { bytes } from "./store-suite.js";
-import { tempRoots } from "./tmp-dirs.js";
 
-const roots = tempRoots("snap");
+const roots = tempRoots("store-snap");
 
 describe("copyStore and snapshotStore", () => {
   it("copyStore: every object arrives byte-identical and the snapshots of both stores are equal", async () => {

@@ -1,18 +1,14 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { findPython } from "@zarr-stream/test-support/python";
 
-/** Repository root, from packages/viewer/dist/test/<file>.js. */
-const REPO = fileURLToPath(new URL("../../../../", import.meta.url));
-const VENV_PYTHON = join(REPO, ".venv", "bin", "python");
+const python = findPython({ modules: ["numpy", "zarr"] });
 
-/** Only a missing python3 skips, and never under CI=true (then the test fails on the missing venv). */
+/** Why the zarr-python store cannot be written here (the shared probe's rule), or undefined. */
 export function pythonSkipReason(): string | undefined {
-  if (existsSync(VENV_PYTHON) || process.env.CI === "true") return undefined;
-  const probe = spawnSync("python3", ["--version"], { encoding: "utf8" });
-  return probe.error === undefined && probe.status === 0 ? undefined : "python3 is not installed";
+  return python.skip;
 }
 
 /** zarr-python's own sharded layout: what an xarray/zarr user hands the viewer, with no manifest. */
@@ -42,10 +38,8 @@ export function precipAt(t: number, i: number, j: number): number {
 }
 
 export function writeZarrPythonStore(): string {
-  if (!existsSync(VENV_PYTHON))
-    throw new Error(`${VENV_PYTHON} is missing: run \`flock /tmp/pip.lock bash scripts/setup-python.sh\``);
   const dir = mkdtempSync(join(tmpdir(), "zs-viewer-zarrpy-"));
-  const res = spawnSync(VENV_PYTHON, ["-c", SCRIPT, dir], { encoding: "utf8" });
+  const res = spawnSync(python.require(), ["-c", SCRIPT, dir], { encoding: "utf8" });
   if (res.status !== 0) throw new Error(`zarr-python failed (${res.status}): ${res.stderr}`);
   return dir;
 }

@@ -3,12 +3,12 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { pythonSkipReason } from "@zarr-stream/shard/test/python";
+import { interopPython } from "@zarr-stream/test-support/python";
 
 // The harness is plain ESM outside src/ (it is a tool, not part of the package's API): import it by path
 // from dist/test/.
 const harnessUrl = new URL("../../bench/harness.mjs", import.meta.url).href;
-const skip = pythonSkipReason();
+const { skip } = interopPython();
 
 /** A workload small enough for CI: 4 shard rows (so the 4-writer variants split it), 8 records. */
 const tiny = {
@@ -29,7 +29,7 @@ const tiny = {
 
 const isPositive = (x: unknown) => typeof x === "number" && Number.isFinite(x) && x > 0;
 
-describe("issue 10 benchmark harness", { skip }, () => {
+describe("the benchmark harness", { skip }, () => {
   it("bench:quick's harness measures every contender and writes JSON with the required keys", async () => {
     const dir = mkdtempSync(join(tmpdir(), "zs-bench-test-"));
     try {

@@ -6,8 +6,7 @@ import { MemoryStore } from "@zarr-stream/store";
 import { ZarrStreamWriter } from "@zarr-stream/writer";
 import { gridSchema, recordArrays } from "./helpers.js";
 
-// Time-shard buffers are reused without clearing (issue #10: clearing a time shard per time shard was
-// pure overhead for a full append). A time shard that is flushed before it is full must still carry fill
+// Time-shard buffers are reused without clearing (for a full append, clearing is pure overhead). A time shard that is flushed before it is full must still carry fill
 // in its unwritten positions, not the previous time shard's values: they are inside an encoded chunk
 // whenever a chunk spans several time steps, so they are bytes of the store.
 test("§5.4 a reused time-shard buffer encodes fill, not the previous time shard, where no record was put", async () => {

@@ -1,4 +1,4 @@
-// Issue #16: eight OS processes race `create` on one store location, a few rounds, on an FsStore path and
+// Exclusive create: eight OS processes race `create` on one store location, a few rounds, on an FsStore path and
 // on an S3 prefix: exactly one wins each round and the seven others report StoreExists.
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -7,16 +7,16 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { pathToFileURL } from "node:url";
 import { readOutputManifest } from "@zarr-stream/reader";
-import { FsStore, type Store } from "@zarr-stream/store";
-import { type S3Server, s3SkipReason, startS3Server } from "@zarr-stream/store/test/s3-server";
+import { FsStore, S3Store, type Store } from "@zarr-stream/store";
+import { type S3Server, s3ServerSkipReason, startS3Server } from "@zarr-stream/test-support/s3-server";
 import { LEASE_PREFIX, leaseKey } from "../src/index.js";
 import { okValue, type Repl, startRepl } from "./writer-repl.js";
 
 const RACERS = 8;
 const ROUNDS = 5;
-const skip = s3SkipReason();
+const skip = s3ServerSkipReason("moto");
 const tmp = mkdtempSync(join(tmpdir(), "zs-create-race-"));
-let server: S3Server | undefined;
+let server: S3Server<S3Store> | undefined;
 let bucket = "";
 const opened: Store[] = [];
 /** The racers: started once, idle between commands, used by every round on both backends. */
@@ -24,7 +24,7 @@ let racers: Repl[] = [];
 
 before(async () => {
   if (skip === undefined) {
-    server = await startS3Server();
+    server = await startS3Server("moto", (o) => new S3Store(o));
     bucket = await server.makeBucket();
   }
   racers = await Promise.all(Array.from({ length: RACERS }, () => startRepl(server?.env ?? {})));

@@ -1,4 +1,5 @@
-// Acceptance tests of issue #16 (fenced writes): its nine cases, each on an FsStore and on an S3Store
+// Fenced writes (packages/spec/docs/fencing.md): the nine failure cases listed in
+// packages/spec/docs/history.md, each on an FsStore and on an S3Store
 // (moto on loopback). Every store is reached through separate store objects, as separate machines would.
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -23,21 +24,21 @@ import {
   type StreamSchema,
   type TypedArray,
 } from "@zarr-stream/spec";
-import { FsStore, type Store, snapshotStore } from "@zarr-stream/store";
-import { type S3Server, s3SkipReason, startS3Server } from "@zarr-stream/store/test/s3-server";
+import { FsStore, S3Store, type Store, snapshotStore } from "@zarr-stream/store";
+import { type S3Server, s3ServerSkipReason, startS3Server } from "@zarr-stream/test-support/s3-server";
 import { LEASE_PREFIX, leaseKey, ZarrStreamWriter } from "../src/index.js";
 import { bytesOf, committedDump, gridSchema, newStore, recordArrays } from "./helpers.js";
 import { observedStore } from "./observed-store.js";
 
-const skip = s3SkipReason();
+const skip = s3ServerSkipReason("moto");
 const tmp = mkdtempSync(join(tmpdir(), "zs-fencing-"));
-let server: S3Server | undefined;
+let server: S3Server<S3Store> | undefined;
 let n = 0;
 const opened: Store[] = [];
 
 before(async () => {
   if (skip !== undefined) return;
-  server = await startS3Server();
+  server = await startS3Server("moto", (o) => new S3Store(o));
   await server.makeBucket();
 });
 after(async () => {
@@ -183,7 +184,7 @@ async function dataObjects(store: Store): Promise<Map<string, string>> {
 const SHAPE = /"shape":\s*\[[^\]]*\]/;
 
 for (const [backend, location] of backends) {
-  describe(`issue #16 on ${backend}`, { skip: backend === "S3Store" ? skip : undefined }, () => {
+  describe(`fenced writes on ${backend}`, { skip: backend === "S3Store" ? skip : undefined }, () => {
     for (const role of [OWNER1, SINGLE]) {
       it(`1. a stale ${role.kind}'s flush is Fenced and committed record 1 reads the new ${role.kind}'s values`, async () => {
         const at = location();

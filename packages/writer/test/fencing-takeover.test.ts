@@ -1,4 +1,4 @@
-// Issue #16, beyond its nine cases: interleavings the rule of fencing.md must also survive ("exactly one
+// Fenced writes, beyond the nine failure cases: interleavings the rule of fencing.md must also survive ("exactly one
 // handle goes on, and no committed byte changes unless a commit that succeeds publishes it"):
 // - an owner takeover (resume) while the old owner's commit is in flight: fencing.md accepts that such a
 //   commit may still succeed, and says the resumed owner's first commit is then refused; whichever wins,
@@ -19,20 +19,20 @@ import {
   readRecord,
 } from "@zarr-stream/reader";
 import { Fenced, type TypedArray } from "@zarr-stream/spec";
-import { FsStore, type Store } from "@zarr-stream/store";
-import { type S3Server, s3SkipReason, startS3Server } from "@zarr-stream/store/test/s3-server";
+import { FsStore, S3Store, type Store } from "@zarr-stream/store";
+import { type S3Server, s3ServerSkipReason, startS3Server } from "@zarr-stream/test-support/s3-server";
 import { ZarrStreamWriter } from "../src/index.js";
 import { gridSchema, recordArrays } from "./helpers.js";
 
-const skip = s3SkipReason();
+const skip = s3ServerSkipReason("moto");
 const tmp = mkdtempSync(join(tmpdir(), "zs-takeover-"));
-let server: S3Server | undefined;
+let server: S3Server<S3Store> | undefined;
 let n = 0;
 const opened: Store[] = [];
 
 before(async () => {
   if (skip !== undefined) return;
-  server = await startS3Server();
+  server = await startS3Server("moto", (o) => new S3Store(o));
   await server.makeBucket();
 });
 after(async () => {

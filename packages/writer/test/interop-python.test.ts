@@ -4,13 +4,18 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { readArrayLayout, readArrayRegion } from "@zarr-stream/reader";
-// The shard package's tests own the Python batch runner (python/zsinterop.py); reuse it, don't copy it.
-import { type Job, pythonSkipReason, readBin, runJobs } from "@zarr-stream/shard/test/python";
 import { FsStore } from "@zarr-stream/store";
+// The shard package's tests own the Python batch runner (python/zsinterop.py); reuse it, don't copy it.
+import {
+  interopPython,
+  type InteropJob as Job,
+  readBin,
+  runInteropJobs as runJobs,
+} from "@zarr-stream/test-support/python";
 import { ZarrStreamWriter } from "../src/index.js";
 import { gridSchema, recordArrays, staticArray } from "./helpers.js";
 
-const skip = pythonSkipReason();
+const { skip } = interopPython();
 
 describe("stores written here open in zarr-python 3 and TensorStore", { skip }, () => {
   it("a 2-writer v2 store with statics and a Single v1 store read back equal, bitwise", async () => {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { MANIFEST_KEY, readOutputManifest } from "@zarr-stream/reader";
-import { S3_SERVER_KINDS } from "@zarr-stream/store/test/s3-server";
+import { S3_SERVER_KINDS } from "@zarr-stream/test-support/s3-server";
 import { allExit, committedValues, dataObjects, differences, launch, mpS3Fixture } from "./mp-s3-fixture.js";
 import { MP_WRITERS } from "./mp-workload.js";
 

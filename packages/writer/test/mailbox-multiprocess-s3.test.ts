@@ -5,7 +5,8 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { readArrayLayout, readArrayRegion } from "@zarr-stream/reader";
-import { REPO, S3_SERVER_KINDS } from "@zarr-stream/store/test/s3-server";
+import { interopPython } from "@zarr-stream/test-support/python";
+import { S3_SERVER_KINDS } from "@zarr-stream/test-support/s3-server";
 import { allExit, committedValues, dataObjects, differences, launch, mpS3Fixture } from "./mp-s3-fixture.js";
 import { MP_WRITERS } from "./mp-workload.js";
 
@@ -47,7 +48,7 @@ for (const kind of S3_SERVER_KINDS) {
         );
 
         // A second implementation reads the S3 store over HTTP: TensorStore's s3 driver.
-        const py = join(REPO, ".venv", "bin", "python");
+        const py = interopPython().require();
         const res = spawnSync(py, [READ_TS, fx.server.endpoint, fx.bucket, "full", fx.tmp, ...ARRAYS], {
           encoding: "utf8",
           env: { ...process.env, ...fx.server.env },

@@ -2,111 +2,17 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { fillGenerated, type StreamSchema } from "@zarr-stream/spec";
 import { MemoryStore } from "@zarr-stream/store";
+import { fixture, fixtureText } from "@zarr-stream/test-support/fixtures";
 import { ZarrStreamWriter } from "../src/index.js";
 
 /** EarthSciIO's own v1 write-conformance case (reference facts): time x lat 3 x lon 4, two float64 vars. */
-const V1_CASE: StreamSchema = {
-  dims: [
-    ["time", 0],
-    ["lat", 3],
-    ["lon", 4],
-  ],
-  time_dim: "time",
-  time_mode: "append",
-  vars: [
-    { name: "temperature", dims: ["time", "lat", "lon"], dtype: "float64" },
-    { name: "pressure", dims: ["time", "lat", "lon"], dtype: "float64" },
-  ],
-  statics: [],
-  chunk_shape: { time: 1, lat: 3, lon: 2 },
-  shard_shape: { time: 2, lat: 3, lon: 4 },
-  profile: "diagnostic",
-  coords: {
-    lat: { values: [10, 20, 30], attrs: { units: "degrees_north" } },
-    lon: { values: [0, 90, 180, 270] },
-  },
-  attrs: { title: "v1 case", Conventions: "CF-1.8" },
-};
+const V1_CASE = fixture<StreamSchema>("v1-case-schema.json");
 
 /**
- * The manifest the Julia/Rust v1 writers produce for that case, written out by hand in their spelling:
- * serde_json pretty printing (2-space indent, insertion order, floats with a fraction, no final newline).
+ * The manifest the Julia/Rust v1 writers produce for that case, in their spelling: serde_json pretty
+ * printing (2-space indent, insertion order, floats with a fraction, no final newline).
  */
-const EXPECTED = `{
-  "schema": "earthsciio/output-manifest/v1",
-  "base_url": "file:///data/v1case.zarr",
-  "format": "zarr",
-  "zarr_format": 3,
-  "profile": "diagnostic",
-  "codec": {
-    "id": "blosc",
-    "cname": "zstd",
-    "clevel": 5,
-    "shuffle": "shuffle"
-  },
-  "time_dim": "time",
-  "dims": [
-    {
-      "name": "time",
-      "length": 4
-    },
-    {
-      "name": "lat",
-      "length": 3
-    },
-    {
-      "name": "lon",
-      "length": 4
-    }
-  ],
-  "vars": [
-    {
-      "name": "temperature",
-      "dims": [
-        "time",
-        "lat",
-        "lon"
-      ],
-      "dtype": "float64"
-    },
-    {
-      "name": "pressure",
-      "dims": [
-        "time",
-        "lat",
-        "lon"
-      ],
-      "dtype": "float64"
-    }
-  ],
-  "chunk_shape": {
-    "time": 1,
-    "lat": 3,
-    "lon": 2
-  },
-  "shard_shape": {
-    "time": 2,
-    "lat": 3,
-    "lon": 4
-  },
-  "time_shards": [
-    {
-      "index": 0,
-      "t_start": 0.0,
-      "t_end": 3600.0,
-      "n": 2
-    },
-    {
-      "index": 1,
-      "t_start": 7200.0,
-      "t_end": 10800.0,
-      "n": 2
-    }
-  ],
-  "last_t": 10800.0,
-  "n_records": 4,
-  "created_at": "2026-08-01T12:00:00Z"
-}`;
+const EXPECTED = fixtureText("manifest-v1.json");
 
 describe("§8.1 manifest v1 compatibility", () => {
   it("a Single append store without statics writes the Julia/Rust v1 manifest byte for byte", async () => {

@@ -5,13 +5,13 @@ import { join } from "node:path";
 import { after, before } from "node:test";
 import { fileURLToPath } from "node:url";
 import { MANIFEST_KEY } from "@zarr-stream/reader";
-import { FsStore, type Store, snapshotStore } from "@zarr-stream/store";
+import { FsStore, S3Store, type Store, snapshotStore } from "@zarr-stream/store";
 import {
   type S3Server,
   type S3ServerKind,
   s3ServerSkipReason,
-  startS3ServerOf,
-} from "@zarr-stream/store/test/s3-server";
+  startS3Server,
+} from "@zarr-stream/test-support/s3-server";
 import { LEASE_PREFIX, ZarrStreamWriter } from "../src/index.js";
 import { type Child, startChild } from "./child-process.js";
 import { committedDump, recordArrays } from "./helpers.js";
@@ -21,7 +21,7 @@ export const CHILD = fileURLToPath(new URL("./mp-child.js", import.meta.url));
 
 export interface MpS3 {
   skip: string | undefined;
-  server: S3Server;
+  server: S3Server<S3Store>;
   bucket: string;
   /** The single-writer store (local disk) every multi-process run must reproduce. */
   reference: FsStore;
@@ -33,7 +33,7 @@ export function mpS3Fixture(label: string, kind: S3ServerKind): MpS3 {
   const fx = { skip: s3ServerSkipReason(kind), tmp: mkdtempSync(join(tmpdir(), `zs-${label}-`)) } as MpS3;
   before(async () => {
     if (fx.skip !== undefined) return;
-    fx.server = await startS3ServerOf(kind);
+    fx.server = await startS3Server(kind, (o) => new S3Store(o));
     fx.bucket = await fx.server.makeBucket();
     fx.reference = new FsStore(join(fx.tmp, "single"));
     const w = await ZarrStreamWriter.create(fx.reference, MP_SCHEMA, { kind: "single" });

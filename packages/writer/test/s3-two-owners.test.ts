@@ -5,20 +5,20 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { MANIFEST_KEY, readArrayLayout, readArrayRegion, readOutputManifest } from "@zarr-stream/reader";
 import { CommitError, Fenced } from "@zarr-stream/spec";
-import { FsStore, type Store } from "@zarr-stream/store";
-import { type S3Server, s3SkipReason, startS3Server } from "@zarr-stream/store/test/s3-server";
+import { FsStore, S3Store, type Store } from "@zarr-stream/store";
+import { type S3Server, s3ServerSkipReason, startS3Server } from "@zarr-stream/test-support/s3-server";
 import { ZarrStreamWriter } from "../src/index.js";
 import { serializeManifest } from "../src/manifest-doc.js";
 import { gridSchema, recordArrays } from "./helpers.js";
 
-const skip = s3SkipReason();
+const skip = s3ServerSkipReason("moto");
 const tmp = mkdtempSync(join(tmpdir(), "zs-owners-"));
-let server: S3Server | undefined;
+let server: S3Server<S3Store> | undefined;
 let n = 0;
 
 before(async () => {
   if (skip !== undefined) return;
-  server = await startS3Server();
+  server = await startS3Server("moto", (o) => new S3Store(o));
   await server.makeBucket();
 });
 after(async () => {

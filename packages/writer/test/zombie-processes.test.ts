@@ -1,4 +1,4 @@
-// Issue #16: zombie writers as separate OS processes. A writer process is frozen (SIGSTOP) after it has
+// Fenced writes: zombie writers as separate OS processes. A writer process is frozen (SIGSTOP) after it has
 // committed, a successor process resumes its role and commits, then the zombie is thawed (SIGCONT) and
 // writes on: it must be Fenced, and the store must hold exactly what the successor committed. Once for a
 // zombie owner, once for a zombie contributor, on an FsStore and on an S3Store (moto on loopback).
@@ -10,22 +10,22 @@ import { after, before, describe, it } from "node:test";
 import { pathToFileURL } from "node:url";
 import { readArrayLayout, readArrayRegion, readOutputManifest, readRecord } from "@zarr-stream/reader";
 import type { CommitToken, OutputManifestV2, TypedArray } from "@zarr-stream/spec";
-import { FsStore, type Store } from "@zarr-stream/store";
-import { type S3Server, s3SkipReason, startS3Server } from "@zarr-stream/store/test/s3-server";
+import { FsStore, S3Store, type Store } from "@zarr-stream/store";
+import { type S3Server, s3ServerSkipReason, startS3Server } from "@zarr-stream/test-support/s3-server";
 import { ZarrStreamWriter } from "../src/index.js";
 import { gridSchema, recordArrays } from "./helpers.js";
 import { okValue, type Repl, type Reply, startRepl } from "./writer-repl.js";
 
-const skip = s3SkipReason();
+const skip = s3ServerSkipReason("moto");
 const tmp = mkdtempSync(join(tmpdir(), "zs-zombies-"));
-let server: S3Server | undefined;
+let server: S3Server<S3Store> | undefined;
 let bucket = "";
 let n = 0;
 const opened: Store[] = [];
 
 before(async () => {
   if (skip !== undefined) return;
-  server = await startS3Server();
+  server = await startS3Server("moto", (o) => new S3Store(o));
   bucket = await server.makeBucket();
 });
 after(async () => {

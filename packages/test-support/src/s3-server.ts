@@ -1,0 +1,190 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { CreateBucketCommand, S3Client } from "@aws-sdk/client-s3";
+import { inCi, REPO } from "./repo.js";
+
+export const MOTO_SERVER = join(REPO, ".venv", "bin", "moto_server");
+/** Versity's S3 gateway, built by scripts/setup-test-env.sh into a git-ignored folder. */
+export const VERSITYGW = join(REPO, ".tools", "gopath", "bin", "versitygw");
+/** Both servers accept these; they keep the SDK from searching the machine for real credentials. */
+export const TEST_CREDENTIALS = { accessKeyId: "zs-test", secretAccessKey: "zs-test" };
+
+/** The S3 servers the suites run against: an emulator (moto) and a real gateway (versitygw). */
+export type S3ServerKind = "moto" | "versitygw";
+export const S3_SERVER_KINDS: readonly S3ServerKind[] = ["moto", "versitygw"];
+
+/** What a store on the server needs; the caller's factory turns it into its Store. */
+export interface S3TestStoreOptions {
+  bucket: string;
+  prefix: string;
+  endpoint: string;
+  region: string;
+  credentials: { accessKeyId: string; secretAccessKey: string };
+}
+
+export interface S3Server<S = S3TestStoreOptions> {
+  endpoint: string;
+  /** A fresh bucket on the server. */
+  makeBucket(name?: string): Promise<string>;
+  /** A store on `bucket` (default: the first bucket made) under a new prefix, unless `prefix` is given. */
+  store(options?: Partial<S3TestStoreOptions> & Record<string, unknown>): S;
+  /** Environment for a child process so that openStore("s3://...") reaches this server. */
+  env: Record<string, string>;
+  stop(): Promise<void>;
+}
+
+const SETUP: Record<S3ServerKind, [string, string]> = {
+  moto: [MOTO_SERVER, "`bash scripts/setup-python.sh`"],
+  versitygw: [VERSITYGW, "`bash scripts/setup-test-env.sh` (it builds versitygw with go)"],
+};
+
+/**
+ * Why the suites cannot run on `kind`, or undefined when they can. The rule is the Python probe's:
+ * a missing server skips on a developer's machine and fails under CI (CI=true).
+ */
+export function s3ServerSkipReason(
+  kind: S3ServerKind,
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
+  const [binary, setup] = SETUP[kind];
+  if (existsSync(binary) || inCi(env)) return undefined;
+  return `${binary} is missing: run ${setup}`;
+}
+
+/**
+ * Starts a server of `kind` on a free loopback port. `makeStore` builds the package's store from the
+ * options `store()` assembles (test-support imports none of the project's packages); without it,
+ * `store()` returns those options.
+ */
+export async function startS3Server<S = S3TestStoreOptions>(
+  kind: S3ServerKind,
+  makeStore: (options: S3TestStoreOptions) => S = (options) => options as S,
+): Promise<S3Server<S>> {
+  const [binary, setup] = SETUP[kind];
+  if (!existsSync(binary)) throw new Error(`${binary} is missing: run ${setup}`);
+  if (kind === "moto") {
+    const { proc, endpoint } = await spawnOnFreePort(
+      "moto_server",
+      (port) => [binary, ["-H", "127.0.0.1", "-p", String(port)], {}],
+      (endpoint) => answers(`${endpoint}/moto-api/`),
+    );
+    return serverOn(endpoint, proc, makeStore, () => {});
+  }
+  const root = mkdtempSync(join(tmpdir(), "zs-versitygw-"));
+  const { accessKeyId: access, secretAccessKey: secret } = TEST_CREDENTIALS;
+  const { proc, endpoint } = await spawnOnFreePort(
+    "versitygw",
+    (port) => [
+      binary,
+      ["--port", `127.0.0.1:${port}`, "--access", access, "--secret", secret, "posix", root],
+      { ROOT_ACCESS_KEY: access, ROOT_SECRET_KEY: secret },
+    ],
+    // versitygw answers an unsigned request with 403: any answer means the port is served.
+    (endpoint) => answers(`${endpoint}/`),
+  );
+  return serverOn(endpoint, proc, makeStore, () => rmSync(root, { recursive: true, force: true }));
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const address = srv.address();
+      srv.close(() =>
+        typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")),
+      );
+    });
+  });
+}
+
+/** Any HTTP answer at all from `url`. */
+async function answers(url: string): Promise<boolean> {
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(1000) });
+    await res.arrayBuffer();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Starts a server process on free loopback ports until one answers `probe` (3 attempts, 20 s each). */
+async function spawnOnFreePort(
+  name: string,
+  command: (port: number) => [string, string[], Record<string, string>],
+  probe: (endpoint: string) => Promise<boolean>,
+): Promise<{ proc: ChildProcess; endpoint: string }> {
+  let log = "";
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const port = await freePort();
+    const endpoint = `http://127.0.0.1:${port}`;
+    const [file, args, env] = command(port);
+    const proc = spawn(file, args, { stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, ...env } });
+    proc.stderr?.on("data", (d: Buffer) => {
+      log = (log + d.toString()).slice(-4000);
+    });
+    const deadline = Date.now() + 20_000;
+    while (Date.now() < deadline && proc.exitCode === null && !(await probe(endpoint))) await sleep(100);
+    if (proc.exitCode === null && (await probe(endpoint))) return { proc, endpoint };
+    proc.kill("SIGKILL");
+  }
+  throw new Error(`${name} did not start: ${log}`);
+}
+
+/** The S3Server around a started server process; `cleanup` runs once it has exited. */
+function serverOn<S>(
+  endpoint: string,
+  server: ChildProcess,
+  makeStore: (options: S3TestStoreOptions) => S,
+  cleanup: () => void,
+): S3Server<S> {
+  const client = new S3Client({
+    endpoint,
+    region: "us-east-1",
+    forcePathStyle: true,
+    credentials: TEST_CREDENTIALS,
+  });
+  const buckets: string[] = [];
+  let n = 0;
+  return {
+    endpoint,
+    env: {
+      AWS_ENDPOINT_URL_S3: endpoint,
+      AWS_REGION: "us-east-1",
+      AWS_ACCESS_KEY_ID: TEST_CREDENTIALS.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: TEST_CREDENTIALS.secretAccessKey,
+      AWS_S3_FORCE_PATH_STYLE: "true",
+    },
+    async makeBucket(name = `zs-test-${process.pid}-${buckets.length}`) {
+      await client.send(new CreateBucketCommand({ Bucket: name }));
+      buckets.push(name);
+      return name;
+    },
+    store(options = {}) {
+      const bucket = options.bucket ?? buckets[0];
+      if (bucket === undefined) throw new Error("makeBucket first");
+      return makeStore({
+        endpoint,
+        region: "us-east-1",
+        credentials: TEST_CREDENTIALS,
+        prefix: `store-${n++}`,
+        ...options,
+        bucket,
+      });
+    },
+    async stop() {
+      client.destroy();
+      server.kill("SIGTERM");
+      await new Promise((resolve) => {
+        if (server.exitCode !== null) resolve(undefined);
+        else server.once("exit", resolve);
+      });
+      cleanup();
+    },
+  };
+}
