@@ -1,8 +1,10 @@
-/* Blosc 1.x frames with zstd blocks. The encoder makes the choices c-blosc 1.21 makes for zstd (block
- * size, zstd level 2 * clevel - 1, unsplit blocks, stored blocks and a memcpyed frame when compression does
- * not pay), so its frames and ratios match c-blosc's; the decoder also reads what other c-blosc settings
- * write (split blocks, bit shuffle, format version 1). Every length read from a frame is checked against
- * the frame and the output before it is used. */
+/* Blosc 1.x frames with zstd blocks. The encoder makes c-blosc 1.21's choices for zstd (unsplit blocks,
+ * stored blocks and a memcpyed frame when compression does not pay, and at most levels its block size and
+ * zstd level 2 * clevel - 1) except at the two levels the profiles use, where larger blocks and a lower
+ * zstd level give frames no larger than c-blosc's at two to three times its compression speed (see
+ * zb_blocksize and packages/spec/docs/codecs.md). The decoder also reads what other c-blosc settings write
+ * (split blocks, bit shuffle, format version 1, any block size). Every length read from a frame is checked
+ * against the frame and the output before it is used. */
 #include "blosc1.h"
 
 #include <stdint.h>
@@ -54,20 +56,29 @@ static uint8_t *scratch(zb_ctx *c, size_t blocksize) {
   return c->tmp;
 }
 
+/*
+ * Per Blosc clevel: the block size in quarters of 64 KiB and the zstd level. c-blosc takes 32 KiB (an L1
+ * cache), doubles it for a high-ratio codec and scales it by the level, with zstd level 2 * clevel - 1
+ * (the maximum, 22, at clevel 9; clevel 0 stores).
+ * zstd's speed per byte changes little with the block size while its ratio grows with it, so a larger block
+ * buys back the ratio a faster level gives up. clevel 5 (diagnostic): 512 KiB at zstd 6 where c-blosc has
+ * 256 KiB at zstd 9; clevel 7 (checkpoint): 1 MiB at zstd 11 where c-blosc has 512 KiB at zstd 13.
+ */
+static const struct {
+  unsigned quarters;
+  int zstd;
+} LEVELS[10] = {{1, 0}, {2, 1}, {4, 3}, {8, 5}, {16, 7}, {32, 6}, {32, 11}, {64, 11}, {32, 15}, {64, 22}};
+
 size_t zb_blocksize(int clevel, size_t typesize, size_t nbytes) {
   if (nbytes < typesize) return 1;
   size_t bs = nbytes;
-  if (nbytes >= 32 * 1024) {
-    /* 32 KiB (an L1 cache) doubled for a high-ratio codec, then scaled by the level: quarters of 64 KiB. */
-    static const unsigned quarters[10] = {1, 2, 4, 8, 16, 16, 32, 32, 32, 64};
-    bs = (size_t)16 * 1024 * quarters[clevel];
-  }
+  if (nbytes >= 32 * 1024) bs = (size_t)16 * 1024 * LEVELS[clevel].quarters;
   if (bs > nbytes) bs = nbytes;
   if (bs > typesize) bs = bs / typesize * typesize;
   return bs;
 }
 
-static int zstd_level(int clevel) { return clevel < 9 ? 2 * clevel - 1 : ZSTD_maxCLevel(); }
+static int zstd_level(int clevel) { return LEVELS[clevel].zstd; /* 22 is ZSTD_maxCLevel() */ }
 
 static size_t store_frame(const uint8_t *src, size_t n, uint8_t *dst) {
   dst[2] |= FLAG_MEMCPYED;

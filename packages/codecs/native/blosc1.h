@@ -20,7 +20,7 @@ void zb_ctx_free(zb_ctx *c);
 /* What the decoder found; ZB_UNSUPPORTED: a valid-looking frame whose inner codec is not zstd. */
 typedef enum { ZB_OK = 0, ZB_CORRUPT = 1, ZB_NOMEM = 2, ZB_UNSUPPORTED = 3 } zb_status;
 
-/* The block size c-blosc 1.x picks for zstd at this clevel (frames and ratios then match c-blosc's). */
+/* The block size our encoder picks at this clevel: c-blosc 1.x's for zstd, larger at clevels 5 and 7. */
 size_t zb_blocksize(int clevel, size_t typesize, size_t nbytes);
 
 /* Compresses n bytes (n <= INT32_MAX - 16) into dst, which has room for n + 16 bytes. shuffle: 0 none,

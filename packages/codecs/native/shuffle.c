@@ -91,15 +91,23 @@ void zs_bitshuffle_scalar(size_t ts, size_t n, const uint8_t *src, uint8_t *dst,
   memcpy(dst + elems * ts, src + elems * ts, n - elems * ts);
 }
 
-void zs_bitunshuffle_scalar(size_t ts, size_t n, const uint8_t *src, uint8_t *dst, uint8_t *tmp) {
+typedef void byte_filter(size_t ts, size_t n, const uint8_t *src, uint8_t *dst);
+
+/* Bit rows back to byte rows, then `unshuffle` (scalar or SIMD) back to elements. */
+static inline __attribute__((always_inline)) void bitunshuffle_with(byte_filter *unshuffle, size_t ts, size_t n,
+                                                                    const uint8_t *src, uint8_t *dst, uint8_t *tmp) {
   size_t elems = n / ts;
   if (elems % 8) {
     memcpy(dst, src, n);
     return;
   }
   bytes_from_bitrows(ts, elems, src, tmp);
-  zs_unshuffle_scalar(ts, elems * ts, tmp, dst);
+  unshuffle(ts, elems * ts, tmp, dst);
   memcpy(dst + elems * ts, src + elems * ts, n - elems * ts);
+}
+
+void zs_bitunshuffle_scalar(size_t ts, size_t n, const uint8_t *src, uint8_t *dst, uint8_t *tmp) {
+  bitunshuffle_with(zs_unshuffle_scalar, ts, n, src, dst, tmp);
 }
 
 #ifdef ZS_SIMD
@@ -275,14 +283,7 @@ void zs_bitshuffle(size_t ts, size_t n, const uint8_t *src, uint8_t *dst, uint8_
 }
 
 void zs_bitunshuffle(size_t ts, size_t n, const uint8_t *src, uint8_t *dst, uint8_t *tmp) {
-  size_t elems = n / ts;
-  if (elems % 8) {
-    memcpy(dst, src, n);
-    return;
-  }
-  bytes_from_bitrows(ts, elems, src, tmp);
-  zs_unshuffle(ts, elems * ts, tmp, dst);
-  memcpy(dst + elems * ts, src + elems * ts, n - elems * ts);
+  bitunshuffle_with(zs_unshuffle, ts, n, src, dst, tmp);
 }
 #else
 void zs_shuffle(size_t ts, size_t n, const uint8_t *src, uint8_t *dst) { zs_shuffle_scalar(ts, n, src, dst); }
