@@ -213,7 +213,7 @@ const row = (name, profile, backend, threads) =>
     (r) => r.name === name && r.profile === profile && r.backend === backend && r.threads === threads,
   );
 const x = (a, b) => `${(a / b).toFixed(2)}x`;
-console.log("\ntargets (issue #18), per profile and dataset:");
+console.log("\ntargets, per profile and dataset:");
 for (const name of ["smooth", "random"]) {
   for (const profile of PROFILES) {
     const at = (backend, threads) => row(name, profile, backend, threads);

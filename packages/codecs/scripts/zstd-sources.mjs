@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs
 import { join } from "node:path";
 
 // Why zstd is compiled in: Debian 12's libzstd is 1.5.4, which compresses our Blosc-zstd chunks at about
-// half the speed of 1.5.7 (190 vs 360-440 MB/s, issue #10), and every peer (numcodecs, zarrs, TensorStore)
+// half the speed of 1.5.7 (figures in packages/spec/docs/history.md), and every peer (numcodecs, zarrs, TensorStore)
 // bundles a recent zstd. The sources come from the zstd-napi npm package (its deps/zstd is zstd's own
 // lib/ tree), fetched through npm's cache and checked against a pinned sha512, so no new host is needed.
 // The zstd symbols stay private to the addon (hidden visibility), so they never meet another zstd.

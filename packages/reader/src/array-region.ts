@@ -45,8 +45,8 @@ const READ_CONCURRENCY = 8;
 
 /**
  * Shard-window buffers kept between reads, at most one per concurrent shard read (8, each up to the 4 MiB
- * remote window): a fresh multi-megabyte buffer per shard read cost page faults and frequent full GCs from
- * external-memory pressure, a third of a whole-store read's CPU (issue #10).
+ * remote window): a fresh multi-megabyte buffer per shard read costs page faults and full GCs from
+ * external-memory pressure (measured in packages/spec/docs/history.md).
  */
 const windowBuffers: Uint8Array[] = [];
 

@@ -40,8 +40,8 @@ export function allocTyped(dtype: DType, length: number): TypedArray {
 
 /**
  * A typed array whose contents are whatever the memory held: the caller writes every element before
- * anyone else sees it. For read results that decoding overwrites anyway, where zero-filling first was the
- * main thread's largest single cost of a whole-store read (issue #10) and put every page fault there.
+ * anyone else sees it. For read results that decoding overwrites anyway, where zero-filling first is the
+ * main thread's largest single cost of a whole-store read and puts every page fault there.
  */
 export function allocTypedUnfilled(dtype: DType, length: number): TypedArray {
   checkLength(length, "allocTypedUnfilled");

@@ -9,8 +9,8 @@ export const DIRECT_WRITE_MIN = 256 << 10;
 
 /**
  * How FsStore writes a large staged object. Every shard is written once and fsynced at once, and the
- * writer never reads it back, so the copy into the page cache buys nothing; on the 2-core machine of
- * issue #10 that copy was a fifth of the writer's CPU. The fileio addon writes with O_DIRECT
+ * writer never reads it back, so the copy into the page cache buys nothing and costs a large share of
+ * the writer's CPU (figures in packages/spec/docs/history.md). The fileio addon writes with O_DIRECT
  * instead (`directFileWriter`). Without the addon, with ZSTREAM_NATIVE_FS=0, or after a filesystem has
  * refused direct I/O once (EINVAL, ENOTSUP), writes take the buffered path.
  */

@@ -287,7 +287,7 @@ async function readFully(
   into?: Uint8Array,
 ): Promise<Uint8Array> {
   // Not zero-filled first: the read overwrites every byte we hand out, and clearing megabytes per shard
-  // read was a tenth of a reader's JS time (issue #10). A short read of a fresh buffer returns a copy, so
+  // read is a tenth of a reader's JS time. A short read of a fresh buffer returns a copy, so
   // the uninitialised tail is never reachable through the result's buffer.
   const out = into ?? new Uint8Array(Buffer.allocUnsafeSlow(length).buffer, 0, length);
   let done = 0;

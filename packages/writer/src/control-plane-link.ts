@@ -9,7 +9,7 @@ import {
 import type { Store } from "@zarr-stream/store";
 import { indexedTimes } from "./time-mode.js";
 
-/** `ZarrStreamWriter` options that run the writer under a `.firecube/` control plane (issue 8). */
+/** `ZarrStreamWriter` options that run the writer under a `.firecube/` control plane. */
 export interface WriterControlPlaneOptions {
   /** Logical product name recorded in every control-plane document. */
   product: string;
