@@ -80,7 +80,3 @@ test("§10 fillGenerated fills a 1M-value region, every sampled value by the for
   }
   assert.equal(out[out.length - 1], 1 + 39 + 16 * 3 + 256 * 5 + 256 * 11 + 0.25);
 });
-  const ms = performance.now() - started;
-  assert.equal(out[out.length - 1], 1 + 39 + 16 * 3 + 256 * 5 + 256 * 11 + 0.25);
-  assert.ok(ms < 500, `${ms} ms`);
-});
