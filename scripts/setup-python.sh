@@ -1,34 +1,35 @@
 #!/usr/bin/env bash
 # Creates the Python cross-check environments (never used in production):
 #   .venv          zarr-python, TensorStore, numcodecs, xarray, ... from python/requirements.txt
-#   .venv-firecube the reference control plane (firecube, Python >= 3.12) from python/requirements-firecube.txt
-# Idempotent: each is reinstalled only when its requirements file changed since the last install.
+#   .venv-firecube the reference control plane (firecube) from python/requirements-firecube.txt
+# Both need Python >= 3.12 (the newest zarr-python, numcodecs and numpy require it; pyenv provides it where
+# the system Python is older). Idempotent: each is rebuilt only when its requirements file or interpreter
+# changed since the last install.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 make_venv() { # dir python requirements
   local dir=$1 py=$2 req=$3
   local stamp="$dir/.requirements.sha256" want
-  want=$(sha256sum "$req" | cut -d' ' -f1)
+  want=$( (sha256sum "$req" | cut -d' ' -f1; "$py" --version) | sha256sum | cut -d' ' -f1)
   if [ -x "$dir/bin/python" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then return 0; fi
+  rm -rf "$dir"
   "$py" -m venv "$dir"
   "$dir/bin/python" -m pip install --quiet --disable-pip-version-check -r "$req"
   echo "$want" > "$stamp"
   echo "setup-python: $dir ready ($("$dir/bin/python" --version))"
 }
 
-command -v python3 >/dev/null || { echo "setup-python: python3 not found; Python cross-checks unavailable"; exit 0; }
-make_venv .venv python3 python/requirements.txt
-
 py312=""
-for c in python3.13 python3.12 "$HOME/.pyenv/versions/3.12.1/bin/python" "$HOME/.pyenv/versions/3.13.0/bin/python"; do
+for c in python3.12 "$HOME"/.pyenv/versions/3.12*/bin/python python3.13 "$HOME"/.pyenv/versions/3.13*/bin/python python3; do
   if command -v "$c" >/dev/null 2>&1 && "$c" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then
     py312=$c
     break
   fi
 done
-if [ -n "$py312" ]; then
-  make_venv .venv-firecube "$py312" python/requirements-firecube.txt
-else
-  echo "setup-python: no Python >= 3.12 found; the firecube interop check is unavailable"
+if [ -z "$py312" ]; then
+  echo "setup-python: no Python >= 3.12 found; the Python cross-checks are unavailable"
+  exit 0
 fi
+make_venv .venv "$py312" python/requirements.txt
+make_venv .venv-firecube "$py312" python/requirements-firecube.txt

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Manual two-way interop check against the reference (firecube 0.1.7, Python >= 3.12), which the repo's
-# Python 3.11 venv cannot install. Usage: FIRECUBE_PYTHON=/path/to/py312-venv/bin/python bash run-interop.sh
+# Manual two-way interop check against the reference (firecube 0.1.7), installed apart in .venv-firecube.
+# Usage: FIRECUBE_PYTHON=.venv-firecube/bin/python bash run-interop.sh
 # Needs `npx tsc -b packages/controlplane` first. Exits non-zero on the first disagreement.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
