@@ -2,10 +2,7 @@
 // packages/spec/docs/history.md, each on an FsStore and on an S3Store
 // (moto on loopback). Every store is reached through separate store objects, as separate machines would.
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import {
   MANIFEST_KEY,
   readArrayLayout,
@@ -22,61 +19,19 @@ import {
   StoreError,
   StoreExists,
   type StreamSchema,
-  type TypedArray,
 } from "@zarr-stream/spec";
-import { FsStore, S3Store, type Store, snapshotStore } from "@zarr-stream/store";
-import { type S3Server, s3ServerSkipReason, startS3Server } from "@zarr-stream/test-support/s3-server";
+import { type Store, snapshotStore } from "@zarr-stream/store";
 import { LEASE_PREFIX, leaseKey, ZarrStreamWriter } from "../src/index.js";
 import { bytesOf, committedDump, gridSchema, newStore, recordArrays } from "./helpers.js";
 import { observedStore } from "./observed-store.js";
+import { bits, storeLocations } from "./store-locations.js";
 
-const skip = s3ServerSkipReason("moto");
-const tmp = mkdtempSync(join(tmpdir(), "zs-fencing-"));
-let server: S3Server<S3Store> | undefined;
-let n = 0;
-const opened: Store[] = [];
-
-before(async () => {
-  if (skip !== undefined) return;
-  server = await startS3Server("moto", (o) => new S3Store(o));
-  await server.makeBucket();
-});
-after(async () => {
-  for (const s of opened) await (s as { close?: () => Promise<void> }).close?.();
-  await server?.stop();
-  rmSync(tmp, { recursive: true, force: true });
-});
-
-/** A fresh store location; each call of the result is a new store object on it (a new client). */
-type Location = () => Store;
-
-const backends: [string, () => Location][] = [
-  [
-    "FsStore",
-    () => {
-      const root = join(tmp, `case-${n++}`);
-      return () => new FsStore(root);
-    },
-  ],
-  [
-    "S3Store",
-    () => {
-      const prefix = `case-${n++}`;
-      return () => {
-        const s = server!.store({ prefix });
-        opened.push(s);
-        return s;
-      };
-    },
-  ],
-];
+const { s3Skip: skip, backends } = storeLocations("case");
 
 const SCHEMA = gridSchema();
 const SPLIT = gridSchema({}, true);
 const OWNER1 = { kind: "owner", nWriters: 1 } as const;
 const SINGLE = { kind: "single" } as const;
-
-const bits = (a: TypedArray) => Buffer.from(a.buffer, a.byteOffset, a.byteLength).toString("hex");
 
 /** Runs `fn` and returns what it threw (undefined when it succeeded). */
 async function thrown(fn: () => Promise<unknown>): Promise<unknown> {

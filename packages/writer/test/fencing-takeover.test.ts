@@ -7,10 +7,7 @@
 // - indexed mode, where written time shards are released and reloaded: a zombie writing a record its
 //   successor committed must be Fenced without changing it.
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import {
   MANIFEST_KEY,
   readArrayLayout,
@@ -18,54 +15,16 @@ import {
   readOutputManifest,
   readRecord,
 } from "@zarr-stream/reader";
-import { Fenced, type TypedArray } from "@zarr-stream/spec";
-import { FsStore, S3Store, type Store } from "@zarr-stream/store";
-import { type S3Server, s3ServerSkipReason, startS3Server } from "@zarr-stream/test-support/s3-server";
+import { Fenced } from "@zarr-stream/spec";
+import type { Store } from "@zarr-stream/store";
 import { ZarrStreamWriter } from "../src/index.js";
 import { gridSchema, recordArrays } from "./helpers.js";
+import { bits, storeLocations } from "./store-locations.js";
 
-const skip = s3ServerSkipReason("moto");
-const tmp = mkdtempSync(join(tmpdir(), "zs-takeover-"));
-let server: S3Server<S3Store> | undefined;
-let n = 0;
-const opened: Store[] = [];
-
-before(async () => {
-  if (skip !== undefined) return;
-  server = await startS3Server("moto", (o) => new S3Store(o));
-  await server.makeBucket();
-});
-after(async () => {
-  for (const s of opened) await (s as { close?: () => Promise<void> }).close?.();
-  await server?.stop();
-  rmSync(tmp, { recursive: true, force: true });
-});
-
-type Location = () => Store;
-const backends: [string, () => Location][] = [
-  [
-    "FsStore",
-    () => {
-      const root = join(tmp, `t-${n++}`);
-      return () => new FsStore(root);
-    },
-  ],
-  [
-    "S3Store",
-    () => {
-      const prefix = `t-${n++}`;
-      return () => {
-        const s = server!.store({ prefix });
-        opened.push(s);
-        return s;
-      };
-    },
-  ],
-];
+const { s3Skip: skip, backends } = storeLocations("t");
 
 const SCHEMA = gridSchema();
 const OWNER1 = { kind: "owner", nWriters: 1 } as const;
-const bits = (a: TypedArray) => Buffer.from(a.buffer, a.byteOffset, a.byteLength).toString("hex");
 
 /**
  * A store that delegates every call and, once `hold()` is called, stops the next write of
