@@ -3,10 +3,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, it } from "node:test";
-import { profileCodec } from "@zarr-stream/codecs";
-import { type ArrayLayout, arrayZarrJson, encodeShard, encodeZarrJson, shardKey } from "@zarr-stream/shard";
 import { FsStore } from "@zarr-stream/store";
 import { readArrayLayout, readArrayRegion } from "../src/index.js";
+import { putGridArray } from "./helpers.js";
 
 // readArrayRegion reads shard windows into buffers it keeps between calls (one per concurrent shard
 // read, via FsStore.getSuffixInto). Calls running at once must never share one: each result is checked
@@ -17,28 +16,7 @@ after(() => rmSync(root, { recursive: true, force: true }));
 it("concurrent whole-array and box reads on FsStore return their own values (window buffers never shared)", async () => {
   const store = new FsStore(root);
   const value = (a: number, t: number, y: number, x: number) => 1e6 * a + 1000 * t + 10 * y + x;
-  const layouts: ArrayLayout[] = [0, 1].map(() => ({
-    shape: [4, 12, 16],
-    shardShape: [2, 3, 4],
-    chunkShape: [1, 3, 2],
-    dtype: "float64",
-    codec: profileCodec("diagnostic", "float64"),
-    dimensionNames: ["time", "y", "x"],
-    attributes: {},
-  }));
-  for (const [a, layout] of layouts.entries()) {
-    await store.put(`v${a}/zarr.json`, encodeZarrJson(arrayZarrJson(layout)));
-    for (let st = 0; st < 2; st++)
-      for (let sy = 0; sy < 4; sy++)
-        for (let sx = 0; sx < 4; sx++) {
-          const data = new Float64Array(24);
-          for (let t = 0; t < 2; t++)
-            for (let y = 0; y < 3; y++)
-              for (let x = 0; x < 4; x++)
-                data[t * 12 + y * 4 + x] = value(a, st * 2 + t, sy * 3 + y, sx * 4 + x);
-          await store.put(shardKey(`v${a}`, [st, sy, sx]), await encodeShard(layout, [st, sy, sx], data));
-        }
-  }
+  for (const a of [0, 1]) await putGridArray(store, `v${a}`, [4, 12, 16], (t, y, x) => value(a, t, y, x));
   const boxes: [number, number][][] = [
     [
       [0, 4],

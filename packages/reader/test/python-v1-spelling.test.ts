@@ -1,7 +1,5 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { profileCodec } from "@zarr-stream/codecs";
-import { type ArrayLayout, arrayZarrJson, encodeShard, encodeZarrJson, shardKey } from "@zarr-stream/shard";
 import { SchemaError, validateOutputManifestV1 } from "@zarr-stream/spec";
 import { MemoryStore } from "@zarr-stream/store";
 import fc from "fast-check";
@@ -12,6 +10,7 @@ import {
   readRecord,
   usesPythonV1Spelling,
 } from "../src/index.js";
+import { putGridArray } from "./helpers.js";
 
 /** A v1 manifest as EarthSciIO's Python binding writes it: json.dumps(m, indent=2, sort_keys=True). */
 function pythonText(m: Record<string, unknown>): string {
@@ -56,26 +55,7 @@ const PYTHON_MANIFEST = {
 /** u[time 3, y 6, x 8] = 1000 t + 10 y + x + 0.25 in shards {2, 3, 4}, under the Python-spelled manifest. */
 async function pythonSpelledStore(): Promise<MemoryStore> {
   const store = new MemoryStore();
-  const layout: ArrayLayout = {
-    shape: [3, 6, 8],
-    shardShape: [2, 3, 4],
-    chunkShape: [1, 3, 2],
-    dtype: "float64",
-    codec: profileCodec("diagnostic", "float64"),
-    dimensionNames: ["time", "y", "x"],
-    attributes: {},
-  };
-  await store.put("u/zarr.json", encodeZarrJson(arrayZarrJson(layout)));
-  for (let st = 0; st < 2; st++)
-    for (let sy = 0; sy < 2; sy++)
-      for (let sx = 0; sx < 2; sx++) {
-        const data = new Float64Array(24);
-        for (let t = 0; t < 2; t++)
-          for (let y = 0; y < 3; y++)
-            for (let x = 0; x < 4; x++)
-              data[t * 12 + y * 4 + x] = 1000 * (st * 2 + t) + 10 * (sy * 3 + y) + (sx * 4 + x) + 0.25;
-        await store.put(shardKey("u", [st, sy, sx]), await encodeShard(layout, [st, sy, sx], data));
-      }
+  await putGridArray(store, "u", [3, 6, 8], (t, y, x) => 1000 * t + 10 * y + x + 0.25);
   await store.put("output_manifest.json", new TextEncoder().encode(pythonText(PYTHON_MANIFEST)));
   return store;
 }

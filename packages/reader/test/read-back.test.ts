@@ -12,6 +12,7 @@ import {
   readRecord,
   readStatic,
 } from "../src/index.js";
+import { putGridArray } from "./helpers.js";
 
 /**
  * A store built by hand (the reader sits below the writer): u[time 4, y 6, x 8] float64 with shards
@@ -19,26 +20,7 @@ import {
  */
 async function handBuiltStore(): Promise<{ store: Store; reads: { key: string; kind: string }[] }> {
   const inner = new MemoryStore();
-  const layout: ArrayLayout = {
-    shape: [4, 6, 8],
-    shardShape: [2, 3, 4],
-    chunkShape: [1, 3, 2],
-    dtype: "float64",
-    codec: profileCodec("diagnostic", "float64"),
-    dimensionNames: ["time", "y", "x"],
-    attributes: {},
-  };
-  await inner.put("u/zarr.json", encodeZarrJson(arrayZarrJson(layout)));
-  for (let st = 0; st < 2; st++)
-    for (let sy = 0; sy < 2; sy++)
-      for (let sx = 0; sx < 2; sx++) {
-        const data = new Float64Array(24);
-        for (let t = 0; t < 2; t++)
-          for (let y = 0; y < 3; y++)
-            for (let x = 0; x < 4; x++)
-              data[t * 12 + y * 4 + x] = 1000 * (st * 2 + t) + 10 * (sy * 3 + y) + (sx * 4 + x);
-        await inner.put(shardKey("u", [st, sy, sx]), await encodeShard(layout, [st, sy, sx], data));
-      }
+  const layout = await putGridArray(inner, "u", [4, 6, 8], (t, y, x) => 1000 * t + 10 * y + x);
   const areaLayout: ArrayLayout = {
     ...layout,
     shape: [6, 8],
