@@ -1,7 +1,10 @@
 import type { StreamSchema } from "@zarr-stream/spec";
 import type { WriterOptions } from "@zarr-stream/writer";
 
-/** A small append run under the control plane, with staleness thresholds short enough for a test. */
+/**
+ * A small append run under the control plane, with staleness thresholds short enough for a test yet
+ * 15 heartbeats long, so a heartbeat delayed by a busy machine does not cost the live run its claim.
+ */
 export const SCHEMA: StreamSchema = {
   dims: [
     ["time", 0],
@@ -17,6 +20,7 @@ export const SCHEMA: StreamSchema = {
 };
 export const N_RECORDS = 40;
 export const COMMIT_EVERY = 4;
+export const STALE_S = 3;
 
 export function options(ownerId: string): WriterOptions {
   return {
@@ -24,8 +28,8 @@ export function options(ownerId: string): WriterOptions {
       product: "DEMO",
       options: {
         ownerId,
-        claimStaleThresholdS: 1,
-        runStaleThresholdS: 1,
+        claimStaleThresholdS: STALE_S,
+        runStaleThresholdS: STALE_S,
         claimHeartbeatIntervalS: 0.2,
         runHeartbeatIntervalS: 0.2,
       },

@@ -10,7 +10,7 @@ import { ControlPlane } from "@zarr-stream/controlplane";
 import { readOutputManifest, readRecord } from "@zarr-stream/reader";
 import { FsStore } from "@zarr-stream/store";
 import { ZarrStreamWriter } from "@zarr-stream/writer";
-import { N_RECORDS, options, recordOf } from "./recover-workload.js";
+import { N_RECORDS, options, recordOf, STALE_S } from "./recover-workload.js";
 
 const CHILD = fileURLToPath(new URL("./recover-child.js", import.meta.url));
 const BIN = fileURLToPath(new URL("../src/bin.js", import.meta.url));
@@ -19,6 +19,10 @@ const BIN = fileURLToPath(new URL("../src/bin.js", import.meta.url));
 function waitFor(child: ChildProcess, pattern: RegExp): Promise<string> {
   return new Promise((resolve, reject) => {
     let out = "";
+    let err = "";
+    child.stderr!.on("data", (d: Buffer) => {
+      err += d.toString();
+    });
     const onData = (d: Buffer) => {
       out += d.toString();
       if (pattern.test(out)) {
@@ -27,7 +31,7 @@ function waitFor(child: ChildProcess, pattern: RegExp): Promise<string> {
       }
     };
     child.stdout!.on("data", onData);
-    child.once("exit", (code) => reject(new Error(`child exited (${code}) before ${pattern}: ${out}`)));
+    child.once("exit", (code) => reject(new Error(`child exited (${code}) before ${pattern}: ${out}${err}`)));
   });
 }
 
@@ -61,7 +65,7 @@ it("two owner processes: one wins; kill -9 it, zstream recover, resume: the proj
     await assert.rejects(
       ZarrStreamWriter.resume(store, { kind: "owner", nWriters: 1 }, {}, undefined, options("owner-d")),
     );
-    await sleep(1500);
+    await sleep(STALE_S * 1000 + 500);
     const rec = runToEnd([BIN, "recover", dir]);
     assert.equal(rec.status, 0, `${rec.stdout}\n${rec.stderr}`);
     assert.match(rec.stdout, /abandon/i);
