@@ -83,11 +83,10 @@ void zs_write_file_direct(const char *path, const uint8_t *src, size_t n, file_r
   if ((size_t)done < n) {
     int flags = fcntl(fd, F_GETFL);
     if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_DIRECT) < 0 ||
-        write_all(fd, src + done, n - (size_t)done, (size_t)done) < 0)
-      {
-    failed(r, "write", fd);
-    return;
-  }
+        write_all(fd, src + done, n - (size_t)done, (size_t)done) < 0) {
+      failed(r, "write", fd);
+      return;
+    }
   }
   if (fsync(fd) < 0) {
     failed(r, "fsync", fd);
@@ -126,9 +125,9 @@ void zs_read_file_range(const char *path, double position, double length, int fr
     ssize_t got_now = pread(fd, dst + done, n - done, (off_t)start + (off_t)done);
     if (got_now < 0 && errno == EINTR) continue;
     if (got_now < 0) {
-    failed(r, "read", fd);
-    return;
-  }
+      failed(r, "read", fd);
+      return;
+    }
     if (got_now == 0) break;
     done += (size_t)got_now;
   }
