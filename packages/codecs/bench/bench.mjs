@@ -285,7 +285,7 @@ console.log(
   `codecs bench: ${TOTAL >> 20} MiB float64 per dataset, ${CHUNK >> 20} MiB chunks, best of ${REPS},`,
 );
 console.log(
-  `UV_THREADPOOL_SIZE=${process.env.UV_THREADPOOL_SIZE ?? "(default 4)"}, MB/s = 10^6 bytes of raw data per second`,
+  "native: a child process per pass with UV_THREADPOOL_SIZE = threads; MB/s = 10^6 bytes of raw data per second",
 );
 if (!haveCblosc) console.log(`(no c-blosc limit line: ${PYTHON} is missing; run scripts/setup-python.sh)`);
 else console.log("c-blosc: numcodecs' build (Python venv), c-blosc threads = the threads column");
