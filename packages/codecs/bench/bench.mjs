@@ -194,8 +194,12 @@ async function wasmWorkersRunner(data, profile) {
  * frames over the pool, so the pool's size is what "threads" means there. Each process makes a warm-up
  * call per pool thread (zstd contexts are per thread), then PASSES_PER_PROCESS passes.
  */
-/** Passes each child process (native, c-blosc) runs, reporting its best: the first pays the cold start. */
-const PASSES_PER_PROCESS = 2;
+/**
+ * Passes each child process (native, c-blosc) runs, reporting its best. The first ones pay the cold
+ * start: on our side the JIT, the result pool's first blocks (page faults) and V8's first collections
+ * (a decode-only process settles after about three passes of 16 MiB); c-blosc gets the same passes.
+ */
+const PASSES_PER_PROCESS = 4;
 
 function nativeRunner(file, profile, threads) {
   return {
