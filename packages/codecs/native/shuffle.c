@@ -186,6 +186,7 @@ static inline __attribute__((always_inline)) v16 unpack(int w, int hi, v16 x, v1
  */
 static inline __attribute__((always_inline)) void unshuffle_tiles(const int T, const int L, size_t elems,
                                                                  const uint8_t *src, uint8_t *dst, const int nt) {
+  (void)nt; /* streaming stores exist on SSE2 only */
   for (size_t t = 0; t + 16 <= elems; t += 16) {
     v16 v[16];
     UNROLL for (int i = 0; i < T; i++) v[i] = vload(src + i * elems + t);

@@ -132,3 +132,35 @@ test("decodeBoxes [native]: several calls in flight, each split over the pool, s
       assert.deepEqual(target.subarray(i * chunkBytes, (i + 1) * chunkBytes), ch);
   });
 });
+
+/*
+ * Outputs of 1 MiB and more are written with streaming stores when 16-byte aligned, with ordinary stores
+ * otherwise; both must give the same bytes for every type size with a vector path, including a tail that
+ * is not a whole tile, through decode (a fresh result) and decodeBoxes (a target at an odd offset too).
+ */
+test("decode and decodeBoxes [native]: outputs of 1 MiB and more round-trip, aligned or not", async () => {
+  setCodecBackend("native");
+  for (const typesize of [2, 4, 8, 16, 3]) {
+    const spec = { kind: "blosc", cname: "zstd", clevel: 5, shuffle: 1, typesize, blocksize: 0 } as const;
+    const elems = Math.floor(((1 << 20) + 4096 + 40) / typesize);
+    const chunk = smoothBytes(elems * typesize + 1, typesize).subarray(0, elems * typesize);
+    const frame = await encode(spec, chunk);
+    assert.deepEqual(await decode(spec, frame, chunk.length), chunk, `decode, typesize ${typesize}`);
+    for (const offset of [0, 1, 8]) {
+      const backing = new Uint8Array(2 * chunk.length + offset);
+      const target = backing.subarray(offset);
+      const n = chunk.length / typesize;
+      await decodeBoxes(
+        spec,
+        [frame, frame],
+        Int32Array.of(n),
+        typesize,
+        target,
+        Int32Array.of(2 * n),
+        Int32Array.of(0, 0, n, 0, n, n),
+      );
+      assert.deepEqual(target.subarray(0, chunk.length), chunk, `typesize ${typesize}, offset ${offset}`);
+      assert.deepEqual(target.subarray(chunk.length), chunk, `typesize ${typesize}, offset ${offset}`);
+    }
+  }
+});
