@@ -12,6 +12,7 @@
         "native/box-copy.c",
         "native/codec-ops.c",
         "native/napi-args.c",
+        "native/result-pool.c",
         "native/blosc1.c",
         "native/shuffle.c",
         "native/crc32c.c"

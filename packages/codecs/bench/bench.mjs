@@ -4,15 +4,20 @@
 // its own threads over each chunk's blocks) on the same bytes.
 // Run: npm run bench -w packages/codecs (after `npx tsc -b packages/codecs`). BENCH_MIB=16 for a quick run.
 //
-// What "threads" means on each side: ours run that many chunks in flight (the libuv pool, or worker
-// threads for wasm), which is how the writer and reader use them; c-blosc runs its own threads over the
-// blocks of one chunk (a 1 MiB chunk has 4 blocks at clevel 5 and 2 at clevel 7 in c-blosc's frames).
-// Both sides pay for a fresh output per call: a Python bytes object there, a Uint8Array here, whose
-// external memory also drives V8's garbage collector (part of what a Node caller of decode pays). The
-// into-buffer column decodes into memory the caller holds on both sides (decodeBoxes here, c-blosc's
-// `dest` there), which is how the reader decodes shards.
+// What "threads" means on each side: native runs in a child process whose libuv pool has that many
+// threads (UV_THREADPOOL_SIZE), with that many chunks in flight; wasm runs that many chunks in flight on
+// its worker threads; c-blosc runs its own threads over the blocks of one chunk (a 1 MiB chunk has 4
+// blocks at clevel 5 and 2 at clevel 7 in c-blosc's frames). Every column decodes the same frames into
+// the same outputs on both sides:
+// - decompress: a fresh output per chunk (a Python bytes object there, a Uint8Array here, whose external
+//   memory also drives V8's garbage collector: part of what a Node caller of decode pays);
+// - into-buffer: one chunk per call into a chunk-sized buffer the caller holds (decodeBoxes here,
+//   c-blosc's `dest` there);
+// - batch: every chunk of the dataset into its place in one buffer of the whole dataset, as the reader
+//   decodes a shard: one decodeBoxes call here (its frames split over the pool's threads), a Python loop
+//   of c-blosc calls into slices of one buffer there.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -88,33 +93,66 @@ async function pool(n, inFlight, fn) {
 const WHOLE_CHUNK = Int32Array.of(0, 0, CHUNK / 8);
 const SHAPE = Int32Array.of(CHUNK / 8);
 
-function nodeRunner(data, profile, backend, inFlight) {
+/** The batch column's boxes: chunk i of the dataset, whole, at its place in one dataset-sized buffer. */
+const DATA_SHAPE = Int32Array.of(TOTAL / 8);
+const BATCH_BOXES = Int32Array.from({ length: (3 * TOTAL) / CHUNK }, (_, k) =>
+  k % 3 === 0 ? 0 : k % 3 === 1 ? (Math.floor(k / 3) * CHUNK) / 8 : CHUNK / 8,
+);
+
+/** CPU time of the whole process (every thread: the libuv pool, wasm workers) in ms. */
+function cpuMs() {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e3;
+}
+
+function nodeRunner(data, profile, backend, inFlight, batch = false) {
   const spec = profileCodec(profile, "float64");
   const chunks = Array.from({ length: TOTAL / CHUNK }, (_, i) => data.subarray(i * CHUNK, (i + 1) * CHUNK));
+  // Outputs the caller holds, made once and reused by every pass (as c-blosc's side does).
+  const lanes = Array.from({ length: inFlight }, () => new Uint8Array(CHUNK));
+  const whole = batch ? new Uint8Array(data.length) : undefined;
   return {
     async once() {
       setCodecBackend(backend);
       const t0 = performance.now();
+      const u0 = cpuMs();
       const frames = await pool(chunks.length, inFlight, (i) => encode(spec, chunks[i]));
       const t1 = performance.now();
+      const u1 = cpuMs();
       await pool(chunks.length, inFlight, (i) => decode(spec, frames[i], CHUNK));
       const t2 = performance.now();
-      // How the reader decodes: into memory it already holds (one buffer per lane), so no fresh result
-      // buffer feeds V8's external-memory accounting and its collections.
-      const lanes = Array.from({ length: inFlight }, () => new Uint8Array(CHUNK));
+      const u2 = cpuMs();
+      // Into memory the caller holds (one buffer per lane), so no fresh result buffer feeds V8's
+      // external-memory accounting and its collections.
       let lane = 0;
       await pool(chunks.length, inFlight, async (i) => {
         const out = lanes[lane++ % inFlight];
         await decodeBoxes(spec, [frames[i]], SHAPE, 8, out, SHAPE, WHOLE_CHUNK);
       });
       const t3 = performance.now();
+      const u3 = cpuMs();
+      // How the reader decodes a shard: every frame into its place in one array, one call.
+      if (whole) await decodeBoxes(spec, frames, SHAPE, 8, whole, DATA_SHAPE, BATCH_BOXES);
+      const t4 = performance.now();
+      const u4 = cpuMs();
+      if (whole && Buffer.compare(whole, data) !== 0) throw new Error(`${backend}/${profile}: batch differs`);
       const back = await decode(spec, frames[3], CHUNK); // timed decodes are length-checked; check bytes once
       if (Buffer.compare(back, chunks[3]) !== 0) throw new Error(`${backend}/${profile}: round trip differs`);
       const into = new Uint8Array(CHUNK);
       await decodeBoxes(spec, [frames[3]], SHAPE, 8, into, SHAPE, WHOLE_CHUNK);
       if (Buffer.compare(into, chunks[3]) !== 0)
         throw new Error(`${backend}/${profile}: decode-into differs`);
-      return { cMs: t1 - t0, dMs: t2 - t1, iMs: t3 - t2, size: frames.reduce((a, f) => a + f.length, 0) };
+      return {
+        cMs: t1 - t0,
+        dMs: t2 - t1,
+        iMs: t3 - t2,
+        bMs: whole ? t4 - t3 : Infinity,
+        cCpu: u1 - u0,
+        dCpu: u2 - u1,
+        iCpu: u3 - u2,
+        bCpu: whole ? u4 - u3 : Infinity,
+        size: frames.reduce((a, f) => a + f.length, 0),
+      };
     },
     close() {},
   };
@@ -151,6 +189,56 @@ async function wasmWorkersRunner(data, profile) {
   };
 }
 
+/**
+ * Native in a child process whose libuv pool has `threads` threads: the batch column splits a call's
+ * frames over the pool, so the pool's size is what "threads" means there. Each process makes a warm-up
+ * call per pool thread (zstd contexts are per thread), then PASSES_PER_PROCESS passes.
+ */
+/**
+ * Passes each child process (native, c-blosc) runs, reporting its best. The first ones pay the cold
+ * start: on our side the JIT, the result pool's first blocks (page faults) and V8's first collections
+ * (a decode-only process settles after about three passes of 16 MiB); c-blosc gets the same passes.
+ */
+const PASSES_PER_PROCESS = 4;
+
+function nativeRunner(file, profile, threads) {
+  return {
+    async once() {
+      const r = spawnSync(
+        process.execPath,
+        [fileURLToPath(import.meta.url), "--native-pass", file, profile, String(threads)],
+        {
+          encoding: "utf8",
+          env: { ...process.env, UV_THREADPOOL_SIZE: String(threads) },
+          maxBuffer: 1 << 20,
+        },
+      );
+      if (r.status !== 0) throw new Error(`native pass exited with ${r.status}: ${r.stderr}`);
+      return JSON.parse(r.stdout);
+    },
+    close() {},
+  };
+}
+
+if (isMainThread && process.argv[2] === "--native-pass") {
+  const [file, profile, threads] = process.argv.slice(3);
+  const data = new Uint8Array(readFileSync(file));
+  const spec = profileCodec(profile, "float64");
+  setCodecBackend("native");
+  const warm = data.subarray(0, CHUNK);
+  await Promise.all(
+    Array.from({ length: Number(threads) }, async () => decode(spec, await encode(spec, warm), CHUNK)),
+  );
+  const runner = nodeRunner(data, profile, "native", Number(threads), true);
+  const passes = [];
+  for (let k = 0; k < PASSES_PER_PROCESS; k++) passes.push(await runner.once());
+  const t = Object.fromEntries(
+    Object.keys(passes[0]).map((col) => [col, Math.min(...passes.map((p) => p[col]))]),
+  );
+  process.stdout.write(JSON.stringify(t));
+  process.exit(0);
+}
+
 const PYTHON = join(here, "..", "..", "..", ".venv", "bin", "python");
 
 /** numcodecs' c-blosc in the repository's venv, with `threads` c-blosc threads. */
@@ -159,12 +247,32 @@ function cbloscRunner(file, profile, threads) {
     async once() {
       const r = spawnSync(
         PYTHON,
-        [join(here, "cblosc_bench.py"), file, String(CHUNK), "8", profile, String(threads), "1"],
+        [
+          join(here, "cblosc_bench.py"),
+          file,
+          String(CHUNK),
+          "8",
+          profile,
+          String(threads),
+          String(PASSES_PER_PROCESS),
+        ],
         { encoding: "utf8" },
       );
       if (r.status !== 0) throw new Error(`cblosc_bench.py exited with ${r.status}: ${r.stderr}`);
-      const [c, d, size, i] = r.stdout.trim().split(" ").map(Number);
-      return { cMs: TOTAL / c / 1e3, dMs: TOTAL / d / 1e3, iMs: TOTAL / i / 1e3, size };
+      const [c, d, size, i, b, cCpu, dCpu, iCpu, bCpu] = r.stdout.trim().split(" ").map(Number);
+      const ms = (mbps) => TOTAL / mbps / 1e3;
+      const mib = TOTAL / 2 ** 20;
+      return {
+        cMs: ms(c),
+        dMs: ms(d),
+        iMs: ms(i),
+        bMs: ms(b),
+        size,
+        cCpu: cCpu * mib,
+        dCpu: dCpu * mib,
+        iCpu: iCpu * mib,
+        bCpu: bCpu * mib,
+      };
     },
     close() {},
   };
@@ -173,6 +281,7 @@ function cbloscRunner(file, profile, threads) {
 if (!isMainThread) await new Promise(() => {}); // a worker only serves wasmWorkersRunner
 
 const fmt = (x) => x.toFixed(0).padStart(7);
+const opt = (x) => (Number.isFinite(x) && x > 0 ? fmt(x) : "      -");
 const rows = [];
 const work = mkdtempSync(join(tmpdir(), "zs-bench-"));
 const haveCblosc = existsSync(PYTHON);
@@ -180,11 +289,11 @@ console.log(
   `codecs bench: ${TOTAL >> 20} MiB float64 per dataset, ${CHUNK >> 20} MiB chunks, best of ${REPS},`,
 );
 console.log(
-  `UV_THREADPOOL_SIZE=${process.env.UV_THREADPOOL_SIZE ?? "(default 4)"}, MB/s = 10^6 bytes of raw data per second`,
+  "native: a child process per pass with UV_THREADPOOL_SIZE = threads; MB/s = 10^6 bytes of raw data per second",
 );
 if (!haveCblosc) console.log(`(no c-blosc limit line: ${PYTHON} is missing; run scripts/setup-python.sh)`);
 else console.log("c-blosc: numcodecs' build (Python venv), c-blosc threads = the threads column");
-console.log("\ndataset  profile     backend    threads  compress  decompress  into-buffer  ratio");
+console.log("\ndataset  profile     backend    threads  compress  decompress  into-buffer    batch  ratio");
 for (const [name, make] of [
   ["smooth", smooth],
   ["random", random],
@@ -194,8 +303,8 @@ for (const [name, make] of [
   writeFileSync(file, data);
   for (const profile of PROFILES) {
     const configs = [
-      ["native", 1, nodeRunner(data, profile, "native", 1)],
-      ["native", 2, nodeRunner(data, profile, "native", 2)],
+      ["native", 1, nativeRunner(file, profile, 1)],
+      ["native", 2, nativeRunner(file, profile, 2)],
       ["wasm", 1, nodeRunner(data, profile, "wasm", 1)],
       ["wasm", 2, nodeRunner(data, profile, "wasm", 2)],
       ["numcodecs", 1, nodeRunner(data, profile, "numcodecs", 1)],
@@ -207,16 +316,13 @@ for (const [name, make] of [
           ]
         : []),
     ];
-    const best = configs.map(() => ({ cMs: Infinity, dMs: Infinity, iMs: Infinity, size: 0 }));
+    const COLS = ["cMs", "dMs", "iMs", "bMs", "cCpu", "dCpu", "iCpu", "bCpu"];
+    const best = configs.map(() => ({ ...Object.fromEntries(COLS.map((k) => [k, Infinity])), size: 0 }));
     for (let r = 0; r < REPS; r++) {
       for (const [i, [, , runner]] of configs.entries()) {
         const t = await runner.once();
-        best[i] = {
-          cMs: Math.min(best[i].cMs, t.cMs),
-          dMs: Math.min(best[i].dMs, t.dMs),
-          iMs: Math.min(best[i].iMs, t.iMs ?? Infinity),
-          size: t.size,
-        };
+        for (const k of COLS) best[i][k] = Math.min(best[i][k], t[k] ?? Infinity);
+        best[i].size = t.size;
       }
     }
     for (const [i, [backend, threads, runner]] of configs.entries()) {
@@ -225,17 +331,31 @@ for (const [name, make] of [
         c: TOTAL / best[i].cMs / 1e3,
         d: TOTAL / best[i].dMs / 1e3,
         di: TOTAL / best[i].iMs / 1e3,
+        db: TOTAL / best[i].bMs / 1e3,
         ratio: TOTAL / best[i].size,
+        cpu: ["cCpu", "dCpu", "iCpu", "bCpu"].map((k) => best[i][k] / (TOTAL / 2 ** 20)),
       };
       rows.push({ name, profile, backend, threads, ...r });
       console.log(
         `${name.padEnd(8)} ${profile.padEnd(11)} ${backend.padEnd(10)} ${String(threads).padStart(7)}  ` +
-          `${fmt(r.c)}   ${fmt(r.d)}   ${Number.isFinite(r.di) ? fmt(r.di) : "      -"}      ${r.ratio.toFixed(2).padStart(5)}`,
+          `${fmt(r.c)}   ${fmt(r.d)}   ${opt(r.di)}      ${opt(r.db)}  ${r.ratio.toFixed(2).padStart(5)}`,
       );
     }
   }
 }
 rmSync(work, { recursive: true, force: true });
+
+// CPU time resists a busy machine better than wall time: a neighbour slows our clock but adds little to
+// our CPU seconds. Lower is better.
+console.log("\nCPU ms per MiB (user + system, every thread of the process; best pass):");
+console.log("dataset  profile     backend    threads  compress  decompress  into-buffer    batch");
+const ms3 = (v) => (Number.isFinite(v) ? v.toFixed(3).padStart(7) : "      -");
+for (const r of rows.filter((r) => r.backend === "native" || r.backend === "c-blosc")) {
+  console.log(
+    `${r.name.padEnd(8)} ${r.profile.padEnd(11)} ${r.backend.padEnd(10)} ${String(r.threads).padStart(7)}  ` +
+      `${ms3(r.cpu[0])}   ${ms3(r.cpu[1])}      ${ms3(r.cpu[2])}  ${ms3(r.cpu[3])}`,
+  );
+}
 
 const row = (name, profile, backend, threads) =>
   rows.find(
@@ -255,7 +375,8 @@ for (const name of ["smooth", "random"]) {
       if (n && c)
         lines.push(
           `native/c-blosc ${t}T: compress ${x(n.c, c.c)} decompress ${x(n.d, c.d)}, into a held buffer ` +
-            `${x(n.di, c.di)} (≥1.00x); ` +
+            `${x(n.di, c.di)}, batch ${x(n.db, c.db)} (≥1.00x); CPU per MiB, c-blosc/native: ` +
+            `${n.cpu.map((v, k) => x(c.cpu[k], v)).join(" ")}; ` +
             `size ${((c.ratio / n.ratio - 1) * 100).toFixed(2)}% (at most +1%)`,
         );
       if (w && n) lines.push(`wasm/native ${t}T: compress ${x(w.c, n.c)} decompress ${x(w.d, n.d)} (≥0.50x)`);

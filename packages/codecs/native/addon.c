@@ -10,6 +10,7 @@
 #include "codec-job.h"
 #include "crc32c.h"
 #include "napi-args.h"
+#include "result-pool.h"
 #include "shuffle.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -27,12 +28,10 @@ static job_t *begin(napi_env env, napi_callback_info info, size_t want, napi_val
   return zs_new_job(env, op);
 }
 
-/* A Buffer of j->expected bytes for a decoder to fill. napi_create_buffer does not zero-fill
- * (napi_create_arraybuffer does); the decoder fills every byte or the promise rejects and the buffer is
- * never exposed. */
+/* A Buffer of j->expected bytes for a decoder to fill (result-pool.c). */
 static int output_buffer(napi_env env, job_t *j, napi_value *buf) {
   void *p = NULL;
-  if (napi_create_buffer(env, j->expected, &p, buf) != napi_ok) return 0;
+  if (!zs_result_buffer(env, j->expected, &p, buf)) return 0;
   j->dst = p;
   return 1;
 }

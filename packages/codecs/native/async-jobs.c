@@ -21,8 +21,16 @@ static void drop_ref(napi_env env, napi_ref *ref) {
   *ref = NULL;
 }
 
+/* A part other than the leader owns only its async work: its arrays and references are the leader's. */
+static void free_part(napi_env env, job_t *p) {
+  if (p->work) napi_delete_async_work(env, p->work);
+  free(p);
+}
+
 void zs_free_job(napi_env env, job_t *j) {
   if (j->op == OP_BLOSC_ENC || j->op == OP_ZSTD_ENC) zs_scratch_put(j);
+  for (size_t i = 1; i < j->nparts; i++) free_part(env, j->parts[i]);
+  free(j->parts);
   drop_ref(env, &j->input_ref);
   drop_ref(env, &j->output_ref);
   drop_ref(env, &j->sizes_ref);
@@ -112,28 +120,92 @@ static void conclude(napi_env env, napi_deferred deferred, napi_value v, bool re
   if (st == napi_pending_exception) reject_internal(env, deferred, "an exception was pending");
 }
 
-static void complete(napi_env env, napi_status status, void *data) {
-  job_t *j = data;
+/* Settles the call led by L with the outcome of its first part (in frame order) that failed, so a split
+ * call reports the same frame a single job would have; with none failed, with L's result. */
+static void settle(napi_env env, job_t *L) {
+  const job_t *r = L;
+  for (size_t i = 0; i < L->nparts; i++) {
+    if (L->parts[i]->status != napi_ok || zs_job_failed(L->parts[i])) {
+      r = L->parts[i];
+      break;
+    }
+  }
   napi_value value;
-  if (status == napi_ok && !zs_job_failed(j)) {
-    if (job_result(env, j, &value) == napi_ok) {
-      conclude(env, j->deferred, value, true);
+  if (r->status == napi_ok && !zs_job_failed(r)) {
+    if (job_result(env, L, &value) == napi_ok) {
+      conclude(env, L->deferred, value, true);
     } else {
       char what[96];
-      snprintf(what, sizeof(what), "could not hand over a %zu-byte result", j->dstlen);
-      reject_internal(env, j->deferred, what);
+      snprintf(what, sizeof(what), "could not hand over a %zu-byte result", L->dstlen);
+      reject_internal(env, L->deferred, what);
     }
-  } else if (job_error(env, j, status == napi_cancelled ? "async work was cancelled" : "async work failed",
+  } else if (job_error(env, r, r->status == napi_cancelled ? "async work was cancelled" : "async work failed",
                        &value) == napi_ok) {
-    conclude(env, j->deferred, value, false);
+    conclude(env, L->deferred, value, false);
   } else {
-    reject_internal(env, j->deferred, "could not build the codec error");
+    reject_internal(env, L->deferred, "could not build the codec error");
   }
-  zs_free_job(env, j);
+}
+
+static void complete(napi_env env, napi_status status, void *data) {
+  job_t *j = data;
+  j->status = status;
+  job_t *L = j->leader ? j->leader : j;
+  if (L->nparts > 1 && --L->pending > 0) return;
+  settle(env, L);
+  zs_free_job(env, L);
 }
 
 static napi_status keep(napi_env env, napi_value v, napi_ref *ref) {
   return v ? napi_create_reference(env, v, 1, ref) : napi_ok;
+}
+
+/* The libuv pool's size, read the way libuv reads it (default 4, at most 1024). */
+static size_t pool_threads(void) {
+  static size_t n;
+  if (!n) {
+    const char *v = getenv("UV_THREADPOOL_SIZE");
+    long k = v ? strtol(v, NULL, 10) : 4;
+    n = k < 1 ? 1 : k > 1024 ? 1024 : (size_t)k;
+  }
+  return n;
+}
+
+/* Splits an unpack job's frames into one part per pool thread (at most one per frame), so one shard's
+ * decode uses every core even when it is the only call in flight. Leaves L whole when the parts cannot be
+ * made. */
+static void split_frames(napi_env env, job_t *L, napi_value name) {
+  L->begin = 0;
+  L->end = L->n;
+  size_t k = pool_threads() < L->n ? pool_threads() : L->n;
+  if (k < 2 || !(L->parts = calloc(k, sizeof(job_t *)))) return;
+  L->parts[0] = L;
+  L->nparts = 1;
+  for (size_t q = 1; q < k; q++) {
+    job_t *p = malloc(sizeof(job_t));
+    if (!p) break;
+    *p = *L;
+    p->work = NULL;
+    p->deferred = NULL;
+    p->input_ref = p->output_ref = p->sizes_ref = NULL;
+    p->parts = NULL;
+    p->nparts = 0;
+    p->leader = L;
+    L->parts[L->nparts++] = p;
+    if (napi_create_async_work(env, NULL, name, zs_run_job, complete, p, &p->work) != napi_ok) break;
+  }
+  if (L->nparts != k || !L->parts[k - 1]->work) {
+    for (size_t i = 1; i < L->nparts; i++) free_part(env, L->parts[i]);
+    free(L->parts);
+    L->parts = NULL;
+    L->nparts = 0;
+    return;
+  }
+  for (size_t q = 0; q < k; q++) {
+    L->parts[q]->begin = L->n * q / k;
+    L->parts[q]->end = L->n * (q + 1) / k;
+    L->parts[q]->failed = L->parts[q]->begin;
+  }
 }
 
 napi_value zs_queue_job(napi_env env, job_t *j, napi_value in, napi_value out, napi_value sizes) {
@@ -147,8 +219,25 @@ napi_value zs_queue_job(napi_env env, job_t *j, napi_value in, napi_value out, n
     return NULL;
   }
   if (napi_create_string_utf8(env, "zstream-codecs", NAPI_AUTO_LENGTH, &name) != napi_ok ||
-      napi_create_async_work(env, NULL, name, zs_run_job, complete, j, &j->work) != napi_ok ||
-      napi_queue_async_work(env, j->work) != napi_ok) {
+      napi_create_async_work(env, NULL, name, zs_run_job, complete, j, &j->work) != napi_ok) {
+    reject_internal(env, j->deferred, "could not queue the codec job on the libuv pool");
+    zs_free_job(env, j);
+    return promise;
+  }
+  if (j->op == OP_UNPACK) split_frames(env, j, name);
+  if (j->nparts < 2) {
+    if (napi_queue_async_work(env, j->work) != napi_ok) {
+      reject_internal(env, j->deferred, "could not queue the codec job on the libuv pool");
+      zs_free_job(env, j);
+    }
+    return promise;
+  }
+  /* Parts that could not be queued count as failed; the call settles once the queued ones complete. */
+  for (size_t q = 0; q < j->nparts; q++) {
+    if (napi_queue_async_work(env, j->parts[q]->work) == napi_ok) j->pending++;
+    else j->parts[q]->status = napi_generic_failure;
+  }
+  if (j->pending == 0) {
     reject_internal(env, j->deferred, "could not queue the codec job on the libuv pool");
     zs_free_job(env, j);
   }

@@ -215,7 +215,7 @@ zb_status zb_decode(zb_ctx *c, const uint8_t *src, size_t srclen, uint8_t *dst, 
       st = read_streams(c, src, srclen, start, out, bsize, typesize, j, msg, msglen);
     if (st != ZB_OK) return st;
     if (msglen) msg[0] = 0; /* the first reading's complaint, when the second one succeeded */
-    if (unshuffle) zs_unshuffle(typesize, bsize, tmp, dst + j * blocksize);
+    if (unshuffle) (c->stream_out ? zs_unshuffle_stream : zs_unshuffle)(typesize, bsize, tmp, dst + j * blocksize);
     else if (unbitshuffle) zs_bitunshuffle(typesize, bsize, tmp, dst + j * blocksize, tmp + blocksize);
   }
   return ZB_OK;

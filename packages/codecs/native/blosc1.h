@@ -13,6 +13,7 @@ typedef struct zb_ctx {
   void *cctx, *dctx;
   uint8_t *tmp; /* two block-sized buffers back to back */
   size_t tmpcap;
+  int stream_out; /* the decoder's output is not in cache: unshuffle with streaming stores */
 } zb_ctx;
 
 void zb_ctx_free(zb_ctx *c);

@@ -25,6 +25,7 @@ typedef struct job {
   size_t dstcap; /* encode: capacity of the scratch buffer */
   size_t dstlen;
   uint32_t crc;
+  int stream_out;  /* decode: write the output around the cache (see STREAM_MIN in codec-ops.c) */
   int corrupt;     /* 1: the input does not decode (CorruptShard); 0: internal failure */
   int unsupported; /* 1: a Blosc frame whose inner codec we do not implement (the caller decodes it) */
   char msg[256];
@@ -43,10 +44,16 @@ typedef struct job {
   int32_t *boxes;
   size_t nboxes;
   /* OP_UNPACK: frames (srcs, n of them) each decode to one chunk of shape src_shape, then box k of
-   * boxes (src start, dst start, count) goes into target (shape dst_shape). failed: the frame that did not
-   * decode. */
+   * boxes (src start, dst start, count) goes into target (shape dst_shape); this job covers frames
+   * [begin, end). failed: the frame that did not decode. A call's frames may be split over several jobs
+   * (parts): the leader owns the promise, the references and the arrays, and the other parts point at
+   * its arrays and at it (leader); the call settles when the last part completes. */
   uint8_t *target;
-  size_t failed;
+  size_t failed, begin, end;
+  struct job *leader;        /* NULL in the leader itself */
+  struct job **parts;        /* leader: every part, itself first, in frame order */
+  size_t nparts, pending;    /* leader: how many parts, how many still running */
+  napi_status status;        /* how the pool finished this part */
 } job_t;
 
 /* Whether the work of j failed: a message, or a frame found corrupt or of an unsupported codec. */

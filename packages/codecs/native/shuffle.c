@@ -185,7 +185,8 @@ static inline __attribute__((always_inline)) v16 unpack(int w, int hi, v16 x, v1
  * rounds each vector holds 16 / T whole elements, and vector i holds element group bitreverse(i).
  */
 static inline __attribute__((always_inline)) void unshuffle_tiles(const int T, const int L, size_t elems,
-                                                                 const uint8_t *src, uint8_t *dst) {
+                                                                 const uint8_t *src, uint8_t *dst, const int nt) {
+  (void)nt; /* streaming stores exist on SSE2 only */
   for (size_t t = 0; t + 16 <= elems; t += 16) {
     v16 v[16];
     UNROLL for (int i = 0; i < T; i++) v[i] = vload(src + i * elems + t);
@@ -201,7 +202,11 @@ static inline __attribute__((always_inline)) void unshuffle_tiles(const int T, c
     UNROLL for (int i = 0; i < T; i++) {
       int g = 0;
       for (int m = 0; m < L; m++) g |= ((i >> m) & 1) << (L - 1 - m);
-      vstore(dst + t * T + 16 * g, v[i]);
+#if defined(__SSE2__) && !defined(__wasm_simd128__)
+      if (nt) _mm_stream_si128((__m128i *)(dst + t * T + 16 * g), (__m128i)v[i]);
+      else
+#endif
+        vstore(dst + t * T + 16 * g, v[i]);
     }
   }
 }
@@ -229,17 +234,33 @@ void zs_shuffle(size_t ts, size_t n, const uint8_t *src, uint8_t *dst) {
   memcpy(dst + elems * ts, src + elems * ts, n - elems * ts);
 }
 
-void zs_unshuffle(size_t ts, size_t n, const uint8_t *src, uint8_t *dst) {
+static inline __attribute__((always_inline)) void unshuffle_with(size_t ts, size_t n, const uint8_t *src,
+                                                                 uint8_t *dst, const int nt) {
   size_t elems = n / ts;
   switch (ts) {
-    case 2: unshuffle_tiles(2, 1, elems, src, dst); break;
-    case 4: unshuffle_tiles(4, 2, elems, src, dst); break;
-    case 8: unshuffle_tiles(8, 3, elems, src, dst); break;
-    case 16: unshuffle_tiles(16, 4, elems, src, dst); break;
+    case 2: unshuffle_tiles(2, 1, elems, src, dst, nt); break;
+    case 4: unshuffle_tiles(4, 2, elems, src, dst, nt); break;
+    case 8: unshuffle_tiles(8, 3, elems, src, dst, nt); break;
+    case 16: unshuffle_tiles(16, 4, elems, src, dst, nt); break;
     default: zs_unshuffle_scalar(ts, n, src, dst); return;
   }
   unshuffle_tail(ts, elems, elems / 16 * 16, src, dst);
   memcpy(dst + elems * ts, src + elems * ts, n - elems * ts);
+}
+
+void zs_unshuffle(size_t ts, size_t n, const uint8_t *src, uint8_t *dst) { unshuffle_with(ts, n, src, dst, 0); }
+
+/* Streaming stores skip reading the destination's lines into the cache before overwriting them: half the
+ * memory traffic when dst is not in cache and is not read again soon (a fresh result, a large target). */
+void zs_unshuffle_stream(size_t ts, size_t n, const uint8_t *src, uint8_t *dst) {
+#if defined(__SSE2__) && !defined(__wasm_simd128__)
+  if (((uintptr_t)dst & 15) == 0) {
+    unshuffle_with(ts, n, src, dst, 1);
+    _mm_sfence();
+    return;
+  }
+#endif
+  unshuffle_with(ts, n, src, dst, 0);
 }
 
 /* The top bit of each of the 16 bytes, byte i as bit i. */
@@ -288,6 +309,9 @@ void zs_bitunshuffle(size_t ts, size_t n, const uint8_t *src, uint8_t *dst, uint
 #else
 void zs_shuffle(size_t ts, size_t n, const uint8_t *src, uint8_t *dst) { zs_shuffle_scalar(ts, n, src, dst); }
 void zs_unshuffle(size_t ts, size_t n, const uint8_t *src, uint8_t *dst) { zs_unshuffle_scalar(ts, n, src, dst); }
+void zs_unshuffle_stream(size_t ts, size_t n, const uint8_t *src, uint8_t *dst) {
+  zs_unshuffle_scalar(ts, n, src, dst);
+}
 void zs_bitshuffle(size_t ts, size_t n, const uint8_t *src, uint8_t *dst, uint8_t *tmp) {
   zs_bitshuffle_scalar(ts, n, src, dst, tmp);
 }

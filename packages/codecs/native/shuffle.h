@@ -7,6 +7,8 @@
 /* Byte j of element i goes to dst[j * (n / ts) + i]; the n % ts trailing bytes are copied as they are. */
 void zs_shuffle(size_t ts, size_t n, const uint8_t *src, uint8_t *dst);
 void zs_unshuffle(size_t ts, size_t n, const uint8_t *src, uint8_t *dst);
+/* zs_unshuffle writing around the cache (SSE2 streaming stores, when dst is 16-byte aligned). */
+void zs_unshuffle_stream(size_t ts, size_t n, const uint8_t *src, uint8_t *dst);
 
 /* Bit k of byte j of element i goes to bit i of row 8j + k (rows of n / ts / 8 bytes, bits LSB first).
  * As in c-blosc, a block whose element count is not a multiple of 8 is copied unfiltered, and trailing

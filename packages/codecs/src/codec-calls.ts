@@ -120,9 +120,10 @@ export async function copyBoxes(...args: CopyBoxesArgs): Promise<void> {
  * Decodes each frame (one inner chunk of shape `chunkShape`) and copies its box into `target` (shape
  * `targetShape`): `boxes` holds, per frame, its src start in the chunk, dst start in the target and count
  * (3·rank numbers). The read side's counterpart of encodeInto: on the native backend a shard's frames are
- * one pool job with no per-chunk buffer. Every frame gets decode()'s checks; a frame that fails is a
- * CorruptShard naming the key and the frame's position in `frames`, and boxes of earlier frames may already
- * be written. `chunkIds` (default: positions) is what the error calls each frame.
+ * split over the libuv pool's threads, with no per-chunk buffer where a box is a contiguous run of the
+ * target. Every frame gets decode()'s checks; the first frame (in `frames` order) that fails is a
+ * CorruptShard naming the key and the frame's position in `frames`, and the target's boxes then hold
+ * unspecified bytes. `chunkIds` (default: positions) is what the error calls each frame.
  */
 export async function decodeBoxes(
   ...[spec, ...args]: [spec: CodecSpec, ...DecodeBoxesArgs, key?: string, chunkIds?: readonly number[]]

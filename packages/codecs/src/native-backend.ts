@@ -65,9 +65,12 @@ export function loadAddon(): { addon: Addon } | { error: string } {
   return loaded;
 }
 
+/** The addon's ZS_CORRUPT as a CorruptShard; decodeBoxes failures keep the index of their frame. */
 function rethrow(e: unknown, key: string): never {
-  if (e instanceof Error && (e as { code?: string }).code === "ZS_CORRUPT")
-    throw corruptChunk(key, e.message);
+  if (e instanceof Error && (e as { code?: string }).code === "ZS_CORRUPT") {
+    const frame = (e as { frame?: number }).frame;
+    throw Object.assign(corruptChunk(key, e.message), frame === undefined ? {} : { frame });
+  }
   throw e;
 }
 

@@ -10,7 +10,9 @@ import { fileURLToPath } from "node:url";
 /*
  * The codec tests once more against an addon built with AddressSanitizer and UBSan (binding.gyp's
  * `sanitize` flag): the fuzzer's mutated frames, the c-blosc interop corpus, the corruption and round
- * trip suites. Any read or write outside a buffer, or undefined behaviour, aborts the child run.
+ * trip suites, decodeBoxes with a shard's frames split over the pool (damaged frames included), and the
+ * reuse of decoded results' memory. Any read or write outside a buffer, or undefined behaviour, aborts
+ * the child run.
  */
 
 const pkg = fileURLToPath(new URL("../..", import.meta.url));
@@ -47,9 +49,16 @@ test(
     const libasan = gcc(["-print-file-name=libasan.so"]);
     const libubsan = gcc(["-print-file-name=libubsan.so"]);
     assert.ok(existsSync(libasan), "gcc ships libasan");
-    const suites = ["fuzz", "blosc-interop", "corruption", "roundtrip", "encode-into"].map((s) =>
-      join(pkg, "dist", "test", `${s}.test.js`),
-    );
+    const suites = [
+      "fuzz",
+      "blosc-interop",
+      "corruption",
+      "roundtrip",
+      "encode-into",
+      "copy-boxes",
+      "decode-boxes-batch",
+      "result-pool",
+    ].map((s) => join(pkg, "dist", "test", `${s}.test.js`));
     const r = spawnSync(process.execPath, ["--test", "--test-concurrency=1", ...suites], {
       encoding: "utf8",
       maxBuffer: 1 << 26,
