@@ -1,9 +1,4 @@
-import {
-  chunkKey,
-  fillChunkPart,
-  readChunkInto,
-  type ZarrArray,
-} from "@zarr-stream/shard";
+import { chunkKey, fillChunkPart, readChunkInto, type ZarrArray } from "@zarr-stream/shard";
 import type { TypedArray } from "@zarr-stream/spec";
 import type { ReadableStore } from "@zarr-stream/store";
 

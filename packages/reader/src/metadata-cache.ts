@@ -40,7 +40,10 @@ export async function cachedDocument<T>(
     return bytes === undefined ? undefined : parse(bytes);
   }
   let held = byStore.get(store);
-  if (held === undefined) byStore.set(store, (held = new Map()));
+  if (held === undefined) {
+    held = new Map();
+    byStore.set(store, held);
+  }
   const id = `${kind}\0${key}`;
   const before = held.get(id);
   if (before !== undefined) {

@@ -1,3 +1,4 @@
+import type { ZarrArray } from "@zarr-stream/shard";
 import {
   type BlobScope,
   type DType,
@@ -9,7 +10,6 @@ import {
   type TypedArray,
   type VariableSpec,
 } from "@zarr-stream/spec";
-import type { ZarrArray } from "@zarr-stream/shard";
 import type { ReadableStore } from "@zarr-stream/store";
 import { checkOut, openArray, readArrayRegion } from "./array-region.js";
 import { isV2, readOutputManifest } from "./manifest.js";

@@ -2,8 +2,8 @@
 // process's CPU time (user, sys) per pass. Each variable is read a time shard at a time into one
 // caller-owned buffer (readArrayRegion's `out`), as a read-all loop would.
 import { readFileSync } from "node:fs";
-import { allocTypedUnfilled } from "@zarr-stream/shard";
 import { readArrayLayout, readArrayRegion } from "@zarr-stream/reader";
+import { allocTypedUnfilled } from "@zarr-stream/shard";
 import { FsStore } from "@zarr-stream/store";
 
 const wl = JSON.parse(readFileSync(process.argv[2], "utf8"));
