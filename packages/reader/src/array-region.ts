@@ -1,6 +1,7 @@
 import {
   type ArrayLayout,
   allocTypedUnfilled,
+  matchesDType,
   openZarrArray,
   parseArrayZarrJson,
   type ReusableBuffer,
@@ -9,35 +10,56 @@ import {
   type ZarrArray,
   zeroBox,
 } from "@zarr-stream/shard";
-import type { TypedArray } from "@zarr-stream/spec";
+import type { DType, TypedArray } from "@zarr-stream/spec";
 import { SchemaError } from "@zarr-stream/spec";
 import type { ReadableStore } from "@zarr-stream/store";
 import { readChunkedRegion } from "./chunk-region.js";
 import { parseJsonObject } from "./manifest.js";
+import { cachedDocument, deepFreeze } from "./metadata-cache.js";
 
-async function readZarrJson(store: ReadableStore, arrayPath: string): Promise<{ doc: unknown; key: string }> {
-  const key = arrayPath === "" ? "zarr.json" : `${arrayPath}/zarr.json`;
-  const bytes = await store.get(key);
-  if (bytes === undefined) throw new SchemaError(`array ${arrayPath}: ${key} is missing`, "", key);
-  return { doc: parseJsonObject(bytes, key), key };
+function zarrJsonKey(arrayPath: string): string {
+  return arrayPath === "" ? "zarr.json" : `${arrayPath}/zarr.json`;
+}
+
+/** `<arrayPath>/zarr.json` parsed by `parse`, once per store handle and version (metadata-cache.ts). */
+async function cachedZarrJson<T>(
+  store: ReadableStore,
+  arrayPath: string,
+  kind: string,
+  parse: (doc: unknown, key: string) => T,
+): Promise<T> {
+  const key = zarrJsonKey(arrayPath);
+  const got = await cachedDocument(store, key, kind, (bytes) => parse(parseJsonObject(bytes, key), key));
+  if (got === undefined) throw new SchemaError(`array ${arrayPath}: ${key} is missing`, "", key);
+  return got;
 }
 
 /**
  * Reads and validates `<arrayPath>/zarr.json` of an array in zarr-stream's own layout (sharding_indexed
  * over Blosc-zstd or zstd); any other array is a SchemaError naming the field. openArray takes any array.
+ * The layout is frozen and shared by the reads of this store handle until zarr.json changes.
  */
 export async function readArrayLayout(store: ReadableStore, arrayPath: string): Promise<ArrayLayout> {
-  const { doc, key } = await readZarrJson(store, arrayPath);
-  return parseArrayZarrJson(doc, key);
+  return cachedZarrJson(store, arrayPath, "layout", (doc, key) => deepFreeze(parseArrayZarrJson(doc, key)));
 }
 
 /**
  * Opens `<arrayPath>/zarr.json` of any Zarr v3 array whose codecs we have (openZarrArray of
- * @zarr-stream/shard): a codec we lack is UnsupportedCodec naming it, before any chunk is read.
+ * @zarr-stream/shard): a codec we lack is UnsupportedCodec naming it, before any chunk is read. The opened
+ * array is shared by the reads of this store handle until zarr.json changes.
  */
 export async function openArray(store: ReadableStore, arrayPath: string): Promise<ZarrArray> {
-  const { doc, key } = await readZarrJson(store, arrayPath);
-  return openZarrArray(doc, key);
+  return cachedZarrJson(store, arrayPath, "array", openZarrArray);
+}
+
+/** Options of readArrayRegion. */
+export interface RegionOptions {
+  /**
+   * The caller's buffer for the box: a typed array of the array's dtype holding exactly the box's element
+   * count, C order. Every element is written (decoded or fill), so a loop reusing one `out` allocates no
+   * result buffer per read. Checked before any I/O (SchemaError at /out).
+   */
+  out?: TypedArray;
 }
 
 /** How many shard reads run at once: enough to overlap I/O with decoding on a few cores. */
@@ -63,11 +85,27 @@ export async function readArrayRegion(
   arrayPath: string,
   array: ArrayLayout | ZarrArray,
   sel: [number, number][],
+  opts: RegionOptions = {},
 ): Promise<TypedArray> {
   const layout = "pipeline" in array ? array.layout : array;
   checkSelection(arrayPath, array.shape, sel);
-  if (layout === undefined) return readChunkedRegion(store, arrayPath, array as ZarrArray, sel);
-  return readLayoutRegion(store, arrayPath, layout, sel);
+  const n = sel.reduce((p, [a, b]) => p * (b - a), 1);
+  const out = opts.out ?? allocTypedUnfilled(array.dtype, n);
+  if (opts.out !== undefined) checkOut(arrayPath, array.dtype, n, opts.out);
+  if (layout === undefined) return readChunkedRegion(store, arrayPath, array as ZarrArray, sel, out);
+  return readLayoutRegion(store, arrayPath, layout, sel, out);
+}
+
+/** The caller's `out` must be exactly the box: a shorter one cannot hold it, a longer one is a mistake. */
+export function checkOut(what: string, dtype: DType, n: number, out: TypedArray): void {
+  if (!(ArrayBuffer.isView(out) && matchesDType(out, dtype) && out.length === n)) {
+    const got = ArrayBuffer.isView(out) ? `${out.constructor.name}(${out.length})` : typeof out;
+    throw new SchemaError(
+      `${what}: out must be a ${dtype} typed array of ${n} elements (the box read), got ${got}`,
+      "/out",
+      what,
+    );
+  }
 }
 
 function checkSelection(arrayPath: string, shape: readonly number[], sel: [number, number][]): void {
@@ -88,13 +126,10 @@ async function readLayoutRegion(
   arrayPath: string,
   layout: ArrayLayout,
   sel: [number, number][],
+  out: TypedArray,
 ): Promise<TypedArray> {
   const outShape = sel.map(([a, b]) => b - a);
-  // Not zero-filled: every element is then either decoded or zeroed as fill (absent chunk or shard).
-  const out = allocTypedUnfilled(
-    layout.dtype,
-    outShape.reduce((p, n) => p * n, 1),
-  );
+  // `out` is not zero-filled: every element is either decoded or zeroed as fill (absent chunk or shard).
   if (outShape.some((n) => n === 0)) return out;
   const ranges = sel.map(([a, b], d) => {
     const s = layout.shardShape[d]!;

@@ -1,10 +1,4 @@
-import {
-  allocTypedUnfilled,
-  chunkKey,
-  fillChunkPart,
-  readChunkInto,
-  type ZarrArray,
-} from "@zarr-stream/shard";
+import { chunkKey, fillChunkPart, readChunkInto, type ZarrArray } from "@zarr-stream/shard";
 import type { TypedArray } from "@zarr-stream/spec";
 import type { ReadableStore } from "@zarr-stream/store";
 
@@ -13,21 +7,18 @@ const READ_CONCURRENCY = 8;
 
 /**
  * Reads the box `sel` of any array through its codec pipeline (readChunkInto of @zarr-stream/shard), one
- * chunk object at a time, eight in flight; an absent chunk reads as the array's fill value. `sel` is
- * already checked against the shape.
+ * chunk object at a time, eight in flight, into `out` (the box's size); an absent chunk reads as the array's
+ * fill value. `sel` and `out` are already checked.
  */
 export async function readChunkedRegion(
   store: ReadableStore,
   arrayPath: string,
   array: ZarrArray,
   sel: [number, number][],
+  out: TypedArray,
 ): Promise<TypedArray> {
   const outShape = sel.map(([a, b]) => b - a);
-  // Not zero-filled: every element is then either decoded or set to the fill value.
-  const out = allocTypedUnfilled(
-    array.dtype,
-    outShape.reduce((p, n) => p * n, 1),
-  );
+  // `out` is not zero-filled: every element is either decoded or set to the fill value.
   if (outShape.some((n) => n === 0)) return out;
   const ranges = sel.map(([a, b], d) => [
     Math.floor(a / array.chunkShape[d]!),

@@ -1,4 +1,4 @@
-export { openArray, readArrayLayout, readArrayRegion } from "./array-region.js";
+export { openArray, type RegionOptions, readArrayLayout, readArrayRegion } from "./array-region.js";
 export {
   isV2,
   MANIFEST_KEY,

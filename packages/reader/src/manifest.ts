@@ -7,6 +7,7 @@ import {
   validateOutputManifest,
 } from "@zarr-stream/spec";
 import type { ReadableStore, Store } from "@zarr-stream/store";
+import { cachedDocument, deepFreeze } from "./metadata-cache.js";
 import { normalizePythonV1Spelling, usesPythonV1Spelling } from "./python-v1-spelling.js";
 
 export const MANIFEST_KEY = "output_manifest.json";
@@ -22,18 +23,26 @@ export function parseJsonObject(bytes: Uint8Array, key: string): unknown {
 
 /**
  * Seed §7: the v1 or v2 manifest, validated against its pinned label. A v1 manifest in EarthSciIO's
- * Python spelling is read in the contract's spelling (python-v1-spelling.ts).
+ * Python spelling is read in the contract's spelling (python-v1-spelling.ts). Parsed once per store handle
+ * and version (metadata-cache.ts): the result is frozen and shared, so copy what you change.
  */
 export async function readOutputManifest(store: ReadableStore): Promise<OutputManifest> {
-  const bytes = await store.get(MANIFEST_KEY);
-  if (bytes === undefined) throw new StoreError(`no ${MANIFEST_KEY} in ${store.url}`, MANIFEST_KEY);
-  return validateOutputManifest(normalizePythonV1Spelling(parseJsonObject(bytes, MANIFEST_KEY)));
+  const m = await cachedDocument(store, MANIFEST_KEY, "manifest", parseReaderManifest);
+  if (m === undefined) throw new StoreError(`no ${MANIFEST_KEY} in ${store.url}`, MANIFEST_KEY);
+  return m;
+}
+
+/**
+ * Readers take the manifest in the contract's spelling; it is frozen because one parsed manifest is shared
+ * by every read of the store handle until a new commit changes its version (metadata-cache.ts).
+ */
+function parseReaderManifest(bytes: Uint8Array): OutputManifest {
+  return deepFreeze(validateOutputManifest(normalizePythonV1Spelling(parseJsonObject(bytes, MANIFEST_KEY))));
 }
 
 /** The manifest, or undefined when the store has none yet (a v1 store before its first commit). */
 export async function readOutputManifestIfPresent(store: ReadableStore): Promise<OutputManifest | undefined> {
-  if ((await store.size(MANIFEST_KEY)) === undefined) return undefined;
-  return readOutputManifest(store);
+  return cachedDocument(store, MANIFEST_KEY, "manifest", parseReaderManifest);
 }
 
 /**

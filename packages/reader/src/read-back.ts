@@ -1,3 +1,4 @@
+import type { ZarrArray } from "@zarr-stream/shard";
 import {
   type BlobScope,
   type DType,
@@ -10,7 +11,7 @@ import {
   type VariableSpec,
 } from "@zarr-stream/spec";
 import type { ReadableStore } from "@zarr-stream/store";
-import { openArray, readArrayRegion } from "./array-region.js";
+import { checkOut, openArray, readArrayRegion } from "./array-region.js";
 import { isV2, readOutputManifest } from "./manifest.js";
 
 export interface ReadResult {
@@ -21,9 +22,19 @@ export interface ReadResult {
   dtype: DType;
 }
 
-/** Options shared by every read: pass a manifest already read to avoid reading it again. */
+/** Options of readRecord, readStatic and readBlob. */
 export interface ReadOptions {
+  /**
+   * The manifest to check against instead of the store's current one (which is otherwise read, or taken
+   * from this store handle's cache when its version is unchanged).
+   */
   manifest?: OutputManifest;
+  /**
+   * readRecord and readStatic: the caller's buffer for `data`, a typed array of the variable's dtype
+   * holding exactly the region's element count. Every element is written, so a loop over records with one
+   * `out` allocates no result per record. Checked before any data is read (SchemaError at /out).
+   */
+  out?: TypedArray;
 }
 
 function dimLengths(m: OutputManifest): Map<string, number> {
@@ -67,6 +78,10 @@ function findVariable(list: VariableSpec[], name: string, kind: string): Variabl
   return v;
 }
 
+function elements(sel: [number, number][]): number {
+  return sel.reduce((p, [a, b]) => p * (b - a), 1);
+}
+
 export function isRecordCommitted(m: OutputManifest, index: number): boolean {
   if (isV2(m) && m.time_mode === "indexed") return m.records?.entries[index]?.committed === true;
   return index < m.n_records;
@@ -82,15 +97,26 @@ export async function readRecord(
 ): Promise<ReadResult> {
   if (!Number.isInteger(index) || index < 0)
     throw new SchemaError(`record index ${index} is not a non-negative integer`);
-  const m = opts.manifest ?? (await readOutputManifest(store));
+  // Without a manifest given, zarr.json is read alongside the manifest, so on a cold cache the two reads
+  // overlap; with one, the variable is checked first.
+  let m = opts.manifest;
+  let opening: Promise<ZarrArray> | undefined;
+  if (m === undefined) {
+    opening = openArray(store, variable);
+    opening.catch(() => {});
+    m = await readOutputManifest(store);
+  }
   const v = findVariable(m.vars, variable, "variable");
   if (!isRecordCommitted(m, index))
     throw new NotCommitted(`record ${index} of ${store.url} is not committed`);
   const sel = selectionFor(m, v.dims, region, `readRecord(${variable})`);
   const tAxis = v.dims.indexOf(m.time_dim);
   sel[tAxis] = [index, index + 1];
-  const array = await openArray(store, variable);
-  const data = await readArrayRegion(store, variable, array, sel);
+  const what = `readRecord(${variable})`;
+  if (opts.out !== undefined) checkOut(what, v.dtype, elements(sel), opts.out);
+  const data = await readArrayRegion(store, variable, await (opening ?? openArray(store, variable)), sel, {
+    out: opts.out,
+  });
   const keep = v.dims.map((_, i) => i).filter((i) => i !== tAxis);
   return {
     data,
@@ -113,8 +139,9 @@ export async function readStatic(
   if (!m.statics_committed.includes(name))
     throw new NotCommitted(`static ${name} of ${store.url} is not committed`);
   const sel = selectionFor(m, v.dims, region, `readStatic(${name})`);
+  if (opts.out !== undefined) checkOut(`readStatic(${name})`, v.dtype, elements(sel), opts.out);
   const array = await openArray(store, name);
-  const data = await readArrayRegion(store, name, array, sel);
+  const data = await readArrayRegion(store, name, array, sel, { out: opts.out });
   return { data, shape: sel.map(([a, b]) => b - a), dims: [...v.dims], dtype: v.dtype };
 }
 

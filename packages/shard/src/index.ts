@@ -11,7 +11,7 @@ export type {
 } from "./codec-model.js";
 export { buildPipeline } from "./codec-pipeline.js";
 export { registerCodec, registeredCodecs } from "./codec-registry.js";
-export { allocTyped, allocTypedUnfilled, bytesOf, itemSize } from "./dtype.js";
+export { allocTyped, allocTypedUnfilled, bytesOf, itemSize, matchesDType } from "./dtype.js";
 export {
   type ArrayLayout,
   arrayZarrJson,
