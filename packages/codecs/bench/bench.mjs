@@ -84,6 +84,15 @@ async function pool(n, inFlight, fn) {
  * share whatever load the machine has; each keeps its best pass.
  */
 
+/**
+ * CPU time of the whole process (every thread: the main thread, libuv's pool, wasm workers), which a busy
+ * neighbour inflates much less than wall time. With one chunk in flight it is the per-thread cost.
+ */
+function cpuMs() {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e3;
+}
+
 /** decodeBoxes' box list for one rank-1 chunk of float64 copied whole: src start, dst start, count. */
 const WHOLE_CHUNK = Int32Array.of(0, 0, CHUNK / 8);
 const SHAPE = Int32Array.of(CHUNK / 8);
@@ -94,11 +103,14 @@ function nodeRunner(data, profile, backend, inFlight) {
   return {
     async once() {
       setCodecBackend(backend);
+      const u0 = cpuMs();
       const t0 = performance.now();
       const frames = await pool(chunks.length, inFlight, (i) => encode(spec, chunks[i]));
       const t1 = performance.now();
+      const u1 = cpuMs();
       await pool(chunks.length, inFlight, (i) => decode(spec, frames[i], CHUNK));
       const t2 = performance.now();
+      const u2 = cpuMs();
       // How the reader decodes: into memory it already holds (one buffer per lane), so no fresh result
       // buffer feeds V8's external-memory accounting and its collections.
       const lanes = Array.from({ length: inFlight }, () => new Uint8Array(CHUNK));
@@ -114,7 +126,14 @@ function nodeRunner(data, profile, backend, inFlight) {
       await decodeBoxes(spec, [frames[3]], SHAPE, 8, into, SHAPE, WHOLE_CHUNK);
       if (Buffer.compare(into, chunks[3]) !== 0)
         throw new Error(`${backend}/${profile}: decode-into differs`);
-      return { cMs: t1 - t0, dMs: t2 - t1, iMs: t3 - t2, size: frames.reduce((a, f) => a + f.length, 0) };
+      return {
+        cMs: t1 - t0,
+        dMs: t2 - t1,
+        iMs: t3 - t2,
+        cCpu: u1 - u0,
+        dCpu: u2 - u1,
+        size: frames.reduce((a, f) => a + f.length, 0),
+      };
     },
     close() {},
   };
@@ -207,7 +226,14 @@ for (const [name, make] of [
           ]
         : []),
     ];
-    const best = configs.map(() => ({ cMs: Infinity, dMs: Infinity, iMs: Infinity, size: 0 }));
+    const best = configs.map(() => ({
+      cMs: Infinity,
+      dMs: Infinity,
+      iMs: Infinity,
+      cCpu: Infinity,
+      dCpu: Infinity,
+      size: 0,
+    }));
     for (let r = 0; r < REPS; r++) {
       for (const [i, [, , runner]] of configs.entries()) {
         const t = await runner.once();
@@ -215,6 +241,8 @@ for (const [name, make] of [
           cMs: Math.min(best[i].cMs, t.cMs),
           dMs: Math.min(best[i].dMs, t.dMs),
           iMs: Math.min(best[i].iMs, t.iMs ?? Infinity),
+          cCpu: Math.min(best[i].cCpu, t.cCpu ?? Infinity),
+          dCpu: Math.min(best[i].dCpu, t.dCpu ?? Infinity),
           size: t.size,
         };
       }
@@ -226,6 +254,8 @@ for (const [name, make] of [
         d: TOTAL / best[i].dMs / 1e3,
         di: TOTAL / best[i].iMs / 1e3,
         ratio: TOTAL / best[i].size,
+        cpuC: TOTAL / best[i].cCpu / 1e3,
+        cpuD: TOTAL / best[i].dCpu / 1e3,
       };
       rows.push({ name, profile, backend, threads, ...r });
       console.log(
@@ -263,5 +293,22 @@ for (const name of ["smooth", "random"]) {
         lines.push(`wasm/numcodecs ${t}T: compress ${x(w.c, nc.c)} decompress ${x(w.d, nc.d)} (≥3.00x)`);
     }
     for (const l of lines) console.log(`  ${name} ${profile}: ${l}`);
+  }
+}
+
+// The same per-thread comparisons on CPU time (one chunk in flight), for runs on a loaded machine.
+console.log("\nper thread on CPU time (1 chunk in flight, MB/s of process CPU time):");
+console.log(
+  "dataset  profile     native c/d     wasm c/d       numcodecs c/d   wasm/native c/d   wasm/numcodecs c/d",
+);
+for (const name of ["smooth", "random"]) {
+  for (const profile of PROFILES) {
+    const [n, w, nc] = ["native", "wasm", "numcodecs"].map((b) => row(name, profile, b, 1));
+    if (!n || !w || !nc) continue;
+    const pair = (r) => `${fmt(r.cpuC)}/${fmt(r.cpuD).trim().padEnd(5)}`;
+    console.log(
+      `${name.padEnd(8)} ${profile.padEnd(11)} ${pair(n)} ${pair(w)} ${pair(nc)}  ` +
+        `${x(w.cpuC, n.cpuC)}/${x(w.cpuD, n.cpuD)}       ${x(w.cpuC, nc.cpuC)}/${x(w.cpuD, nc.cpuD)}`,
+    );
   }
 }
