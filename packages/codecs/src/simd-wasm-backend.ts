@@ -45,25 +45,32 @@ const copyOut = (result: Uint8Array) => result.slice();
  */
 export function simdWasmBackend(module: WebAssembly.Module, local: WasmCodecs): Backend {
   const pool = new WasmWorkerPool(module, Math.max(1, availableParallelism()));
-  /** Runs op here or in a worker; `take` reads the result before its memory is reused. */
-  const run = <T>(op: WasmOp, data: Uint8Array, take: (result: Uint8Array) => T): T | Promise<T> => {
+  /** Runs op here or in a worker; with `take`, the result is read in place instead of copied out. */
+  const run = <T = Uint8Array>(
+    op: WasmOp,
+    data: Uint8Array,
+    take?: (result: Uint8Array) => T,
+  ): T | Promise<T> => {
     const out = op.op === "bloscDecode" || op.op === "zstdDecode" ? op.expected : data.length;
-    if (data.length < LOCAL_LIMIT && out < LOCAL_LIMIT) return local.run(op, data, take);
-    return pool.run(op, data, take);
+    if (data.length < LOCAL_LIMIT && out < LOCAL_LIMIT)
+      return local.run(op, data, take ?? (copyOut as (r: Uint8Array) => T));
+    return take ? pool.runInPlace(op, data, take) : (pool.run(op, data) as Promise<T>);
   };
-  /** Decodes one frame into whatever `take` does with it; unsupported Blosc codecs go to numcodecs. */
-  const decodeWith = async <T>(
+  /** Decodes one frame (and hands it to `take`, if given); unsupported Blosc codecs go to numcodecs. */
+  const decodeWith = async <T = Uint8Array>(
     spec: CodecSpec,
     data: Uint8Array,
     expected: number,
     key: string,
-    take: (result: Uint8Array) => T,
+    take?: (result: Uint8Array) => T,
   ): Promise<T> => {
     try {
       return await run({ op: spec.kind === "blosc" ? "bloscDecode" : "zstdDecode", expected }, data, take);
     } catch (e) {
-      if (spec.kind === "blosc" && (e as Partial<WorkerFailure>).kind === "unsupported")
-        return take(await numcodecsBackend.bloscDecode(data, expected, key));
+      if (spec.kind === "blosc" && (e as Partial<WorkerFailure>).kind === "unsupported") {
+        const chunk = await numcodecsBackend.bloscDecode(data, expected, key);
+        return take ? take(chunk) : (chunk as T);
+      }
       return failure(e, key);
     }
   };
@@ -71,7 +78,7 @@ export function simdWasmBackend(module: WebAssembly.Module, local: WasmCodecs): 
   const ZSTD = { kind: "zstd" } as CodecSpec;
   const encodeWith = async (op: WasmOp, data: Uint8Array) => {
     try {
-      return await run(op, data, copyOut);
+      return await run(op, data);
     } catch (e) {
       return failure(e, "");
     }
@@ -80,9 +87,9 @@ export function simdWasmBackend(module: WebAssembly.Module, local: WasmCodecs): 
     name: "wasm",
     bloscEncode: (data, clevel, shuffle, typesize) =>
       encodeWith({ op: "bloscEncode", clevel, shuffle, typesize }, data),
-    bloscDecode: (data, expectedLength, key) => decodeWith(BLOSC, data, expectedLength, key, copyOut),
+    bloscDecode: (data, expectedLength, key) => decodeWith(BLOSC, data, expectedLength, key),
     zstdEncode: (data, level, checksum) => encodeWith({ op: "zstdEncode", level, checksum }, data),
-    zstdDecode: (data, expectedLength, key) => decodeWith(ZSTD, data, expectedLength, key, copyOut),
+    zstdDecode: (data, expectedLength, key) => decodeWith(ZSTD, data, expectedLength, key),
     crc32c: async (data) => local.crc32c(data),
     /* A shard's chunks go to every worker at once, then land back to back in `out`. */
     async encodePacked(spec, chunks, out, offset, sizes) {
@@ -105,7 +112,7 @@ export function simdWasmBackend(module: WebAssembly.Module, local: WasmCodecs): 
       return pos;
     },
     /*
-     * Frames decode on every worker at once, each copied from its worker's stage straight into the
+     * Frames decode on every worker at once, each scattered from its worker's stage straight into the
      * target; failures name their frame, as the addon's do.
      */
     async decodeBoxes(spec, key, frames, chunkShape, itemSize, target, targetShape, boxes) {

@@ -21,22 +21,31 @@ const KEEP_STAGE_BYTES = 32 << 20;
 interface Job {
   op: WasmOp;
   input: Uint8Array;
-  /** Reads the result out of the stage; the view is valid only during the call. */
-  take(result: Uint8Array): unknown;
+  /** Reads a result left in the stage (valid only during the call); absent: the result is transferred. */
+  take?: (result: Uint8Array) => unknown;
   resolve(value: unknown): void;
   reject(reason: WorkerFailure | Error): void;
 }
 
-interface Slot {
-  worker: Worker;
-  free: SharedArrayBuffer[];
-  stages: number;
-  queue: Job[];
-  running: Map<number, { job: Job; stage: SharedArrayBuffer }>;
+/** A staging buffer; the worker learns it with its first job and keeps it by id. */
+interface Stage {
+  id: number;
+  buffer: SharedArrayBuffer;
+  known: boolean;
 }
 
-/** Room a job's stage needs: its input, and its result (zstd's bound covers both frame formats). */
-function stageBytes(op: WasmOp, inputLength: number): number {
+interface Slot {
+  worker: Worker;
+  free: Stage[];
+  stages: number;
+  queue: Job[];
+  running: Map<number, { job: Job; stage: Stage }>;
+}
+
+/** Room a job's stage needs: its input, and its result if that comes back in place. */
+function stageBytes(op: WasmOp, inputLength: number, inPlace: boolean): number {
+  if (!inPlace) return Math.max(inputLength, 1);
+  // zstd's compress bound covers both frame formats.
   const result =
     op.op === "bloscDecode" || op.op === "zstdDecode" ? op.expected : inputLength + (inputLength >> 8) + 128;
   return Math.max(inputLength, result, 1);
@@ -44,22 +53,39 @@ function stageBytes(op: WasmOp, inputLength: number): number {
 
 /**
  * Worker threads with one module instance each, as many as the machine has cores, so that chunks in
- * flight use every core as the addon's libuv jobs do. Inputs and results pass through staging
- * SharedArrayBuffers (see wasm-worker.ts): the main thread copies an input in and reads a result out
- * straight to where it is needed, and messages carry only numbers. Workers start on first use and are
+ * flight use every core as the addon's libuv jobs do. Inputs pass through staging SharedArrayBuffers
+ * (see wasm-worker.ts), so the main thread copies an input once and allocates nothing for it; a result
+ * comes back transferred, or in place in the stage for a caller that only copies it elsewhere. Workers start on first use and are
  * unreferenced while idle, so they never keep a process alive.
  */
 export class WasmWorkerPool {
   private readonly slots: Slot[] = [];
   private nextId = 0;
+  private nextStage = 0;
 
   constructor(
     private readonly module: WebAssembly.Module,
     private readonly size: number,
   ) {}
 
-  /** Runs op on input in a worker; resolves to what `take` returns for the result. */
-  run<T>(op: WasmOp, input: Uint8Array, take: (result: Uint8Array) => T): Promise<T> {
+  /** Runs op on input in a worker; resolves to the result, in a buffer of its own. */
+  run(op: WasmOp, input: Uint8Array): Promise<Uint8Array> {
+    return this.submit<Uint8Array>(op, input, undefined);
+  }
+
+  /**
+   * Runs op on input in a worker and resolves to what `take` returns for the result, which it reads in
+   * place (the view is valid only during the call): nothing is allocated for it.
+   */
+  runInPlace<T>(op: WasmOp, input: Uint8Array, take: (result: Uint8Array) => T): Promise<T> {
+    return this.submit<T>(op, input, take);
+  }
+
+  private submit<T>(
+    op: WasmOp,
+    input: Uint8Array,
+    take: ((result: Uint8Array) => T) | undefined,
+  ): Promise<T> {
     const slot = this.pick();
     return new Promise<T>((resolve, reject) => {
       const job: Job = { op, input, take, resolve: resolve as (v: unknown) => void, reject };
@@ -94,31 +120,44 @@ export class WasmWorkerPool {
   }
 
   private dispatch(slot: Slot, job: Job): void {
-    const need = stageBytes(job.op, job.input.length);
+    const need = stageBytes(job.op, job.input.length, job.take !== undefined);
     let stage = slot.free.pop();
-    if (!stage) slot.stages++;
-    if (!stage || stage.byteLength < need) stage = new SharedArrayBuffer(need);
-    new Uint8Array(stage, 0, job.input.length).set(job.input);
+    if (!stage) {
+      slot.stages++;
+      stage = { id: this.nextStage++, buffer: new SharedArrayBuffer(need), known: false };
+    } else if (stage.buffer.byteLength < need) {
+      stage = { id: stage.id, buffer: new SharedArrayBuffer(need), known: false };
+    }
+    new Uint8Array(stage.buffer, 0, job.input.length).set(job.input);
     const id = this.nextId++;
     slot.running.set(id, { job, stage });
-    slot.worker.postMessage({ id, op: job.op, stage, inputLength: job.input.length } satisfies WorkerJob);
+    slot.worker.postMessage({
+      id,
+      op: job.op,
+      stageId: stage.id,
+      ...(stage.known ? {} : { stage: stage.buffer }),
+      inputLength: job.input.length,
+      resultTo: job.take ? "stage" : "transfer",
+    } satisfies WorkerJob);
+    stage.known = true;
   }
 
   private settle(slot: Slot, m: WorkerReply): void {
     const run = slot.running.get(m.id);
     if (!run) return;
     slot.running.delete(m.id);
-    const { job } = run;
-    const stage = "stage" in m && m.stage ? m.stage : run.stage;
+    const { job, stage } = run;
     if ("error" in m) job.reject(m.error);
+    else if ("result" in m) job.resolve(m.result);
     else {
+      if (m.stage) stage.buffer = m.stage;
       try {
-        job.resolve(job.take(new Uint8Array(stage, 0, m.length)));
+        job.resolve(job.take!(new Uint8Array(stage.buffer, 0, m.length)));
       } catch (e) {
         job.reject(e as Error);
       }
     }
-    if (stage.byteLength <= KEEP_STAGE_BYTES) slot.free.push(stage);
+    if (stage.buffer.byteLength <= KEEP_STAGE_BYTES) slot.free.push(stage);
     else slot.stages--;
     const next = slot.queue.shift();
     if (next) this.dispatch(slot, next);

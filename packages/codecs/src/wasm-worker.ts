@@ -1,7 +1,8 @@
 /*
- * A worker thread of the SIMD wasm backend: one module instance, one job at a time. Input and result
- * travel through a staging SharedArrayBuffer the pool owns, so a message carries no bytes and no buffer
- * is allocated per job on either side.
+ * A worker thread of the SIMD wasm backend: one module instance, one job at a time. Inputs arrive in a
+ * staging SharedArrayBuffer the pool owns (registered once, then named by number). A result the caller
+ * keeps is allocated here and transferred; one the caller only copies from (decodeBoxes' scatter) is
+ * written back into the stage, so no buffer is allocated for it at all.
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { instantiateCodecs, WasmCodecError, type WasmOp } from "./wasm-module.js";
@@ -9,33 +10,50 @@ import { instantiateCodecs, WasmCodecError, type WasmOp } from "./wasm-module.js
 export interface WorkerJob {
   id: number;
   op: WasmOp;
-  /** Holds the input (its first inputLength bytes); the result is written over it from offset 0. */
-  stage: SharedArrayBuffer;
+  /** The stage holding the input (its first inputLength bytes); sent along only the first time. */
+  stageId: number;
+  stage?: SharedArrayBuffer;
   inputLength: number;
+  /** "stage": the result is written over the input; "transfer": it comes back in a buffer of its own. */
+  resultTo: "stage" | "transfer";
 }
 
 export type WorkerReply =
   | {
       id: number;
-      length: number /** A larger stage, when the result did not fit the one sent. */;
+      length: number /** A larger stage, when the result did not fit. */;
       stage?: SharedArrayBuffer;
     }
+  | { id: number; result: Uint8Array }
   | { id: number; error: { message: string; kind: WasmCodecError["kind"] } };
 
 const codecs = instantiateCodecs((workerData as { module: WebAssembly.Module }).module);
+const stages = new Map<number, SharedArrayBuffer>();
 
-parentPort?.on("message", ({ id, op, stage, inputLength }: WorkerJob) => {
+parentPort?.on("message", (job: WorkerJob) => {
+  const { id, op, stageId, inputLength, resultTo } = job;
   try {
+    if (job.stage) stages.set(stageId, job.stage);
+    const stage = stages.get(stageId)!;
+    const input = new Uint8Array(stage, 0, inputLength);
+    if (resultTo === "transfer") {
+      // A result the caller keeps: allocated here, in parallel with the other workers, and moved.
+      const result = codecs.run(op, input, (r) => r.slice());
+      parentPort?.postMessage({ id, result } satisfies WorkerReply, [result.buffer as ArrayBuffer]);
+      return;
+    }
     let out = stage;
     // The module copies the input in before it writes anything, so the result may overwrite it.
-    const length = codecs.run(op, new Uint8Array(stage, 0, inputLength), (result) => {
+    const length = codecs.run(op, input, (result) => {
       if (result.length > out.byteLength) out = new SharedArrayBuffer(result.length);
       new Uint8Array(out, 0, result.length).set(result);
       return result.length;
     });
-    parentPort?.postMessage(
-      (out === stage ? { id, length } : { id, length, stage: out }) satisfies WorkerReply,
-    );
+    if (out === stage) parentPort?.postMessage({ id, length } satisfies WorkerReply);
+    else {
+      stages.set(stageId, out);
+      parentPort?.postMessage({ id, length, stage: out } satisfies WorkerReply);
+    }
   } catch (e) {
     const kind = e instanceof WasmCodecError ? e.kind : "internal";
     parentPort?.postMessage({
