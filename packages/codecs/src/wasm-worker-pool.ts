@@ -1,6 +1,6 @@
 import { Worker } from "node:worker_threads";
 import type { WasmOp } from "./wasm-module.js";
-import type { WorkerJob, WorkerReply } from "./wasm-worker.js";
+import type { WorkerForget, WorkerJob, WorkerReply } from "./wasm-worker.js";
 
 const WORKER_FILE = new URL("./wasm-worker.js", import.meta.url);
 
@@ -11,12 +11,11 @@ export interface WorkerFailure {
 }
 
 /*
- * Two staging buffers per worker: while the worker runs one job, the main thread reads the previous
- * result out of the other and stages the next input, so a worker never waits on the main thread.
+ * Every job gets a stage of its own, so all of a shard's chunks are posted at once and a worker never
+ * waits on the main thread between jobs. Stages are kept for reuse up to this many bytes per worker
+ * (a shard's worth of chunks); beyond it they are dropped after their job.
  */
-const STAGES_PER_WORKER = 2;
-// A stage larger than this (one huge chunk) is dropped after its job instead of being kept.
-const KEEP_STAGE_BYTES = 32 << 20;
+const KEEP_STAGE_BYTES = 64 << 20;
 
 interface Job {
   op: WasmOp;
@@ -37,8 +36,8 @@ interface Stage {
 interface Slot {
   worker: Worker;
   free: Stage[];
-  stages: number;
-  queue: Job[];
+  /** Bytes of the stages in `free`. */
+  keptBytes: number;
   running: Map<number, { job: Job; stage: Stage }>;
 }
 
@@ -89,18 +88,13 @@ export class WasmWorkerPool {
     const slot = this.pick();
     return new Promise<T>((resolve, reject) => {
       const job: Job = { op, input, take, resolve: resolve as (v: unknown) => void, reject };
-      if (this.busy(slot) === 0) slot.worker.ref();
-      if (slot.free.length > 0 || slot.stages < STAGES_PER_WORKER) this.dispatch(slot, job);
-      else {
-        // The caller may reuse its buffer once the call returns; a queued job keeps its own copy.
-        job.input = input.slice();
-        slot.queue.push(job);
-      }
+      if (slot.running.size === 0) slot.worker.ref();
+      this.dispatch(slot, job);
     });
   }
 
   private busy(slot: Slot): number {
-    return slot.running.size + slot.queue.length;
+    return slot.running.size;
   }
 
   private pick(): Slot {
@@ -109,7 +103,7 @@ export class WasmWorkerPool {
     if (this.slots.length < this.size) {
       // No inherited execArgv: flags meant for the main script (--input-type, --test …) break a worker.
       const worker = new Worker(WORKER_FILE, { workerData: { module: this.module }, execArgv: [] });
-      const slot: Slot = { worker, free: [], stages: 0, queue: [], running: new Map() };
+      const slot: Slot = { worker, free: [], keptBytes: 0, running: new Map() };
       worker.on("message", (m: WorkerReply) => this.settle(slot, m));
       worker.on("error", (e) => this.failAll(slot, e));
       worker.unref();
@@ -122,12 +116,10 @@ export class WasmWorkerPool {
   private dispatch(slot: Slot, job: Job): void {
     const need = stageBytes(job.op, job.input.length, job.take !== undefined);
     let stage = slot.free.pop();
-    if (!stage) {
-      slot.stages++;
-      stage = { id: this.nextStage++, buffer: new SharedArrayBuffer(need), known: false };
-    } else if (stage.buffer.byteLength < need) {
+    if (stage) slot.keptBytes -= stage.buffer.byteLength;
+    if (stage && stage.buffer.byteLength < need)
       stage = { id: stage.id, buffer: new SharedArrayBuffer(need), known: false };
-    }
+    if (!stage) stage = { id: this.nextStage++, buffer: new SharedArrayBuffer(need), known: false };
     new Uint8Array(stage.buffer, 0, job.input.length).set(job.input);
     const id = this.nextId++;
     slot.running.set(id, { job, stage });
@@ -157,19 +149,24 @@ export class WasmWorkerPool {
         job.reject(e as Error);
       }
     }
-    if (stage.buffer.byteLength <= KEEP_STAGE_BYTES) slot.free.push(stage);
-    else slot.stages--;
-    const next = slot.queue.shift();
-    if (next) this.dispatch(slot, next);
-    else if (this.busy(slot) === 0) slot.worker.unref();
+    this.keep(slot, stage);
+    if (slot.running.size === 0) slot.worker.unref();
+  }
+
+  /** Keeps a stage for reuse while the worker's free stages stay under KEEP_STAGE_BYTES; else drops it. */
+  private keep(slot: Slot, stage: Stage): void {
+    if (slot.keptBytes + stage.buffer.byteLength <= KEEP_STAGE_BYTES) {
+      slot.free.push(stage);
+      slot.keptBytes += stage.buffer.byteLength;
+    } else {
+      slot.worker.postMessage({ forget: stage.id } satisfies WorkerForget);
+    }
   }
 
   private failAll(slot: Slot, e: Error): void {
     const failure: WorkerFailure = { message: `wasm worker died: ${e.message}`, kind: "internal" };
     for (const { job } of slot.running.values()) job.reject(failure);
-    for (const job of slot.queue) job.reject(failure);
     slot.running.clear();
-    slot.queue.length = 0;
     this.slots.splice(this.slots.indexOf(slot), 1);
   }
 }

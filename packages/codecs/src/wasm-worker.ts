@@ -18,6 +18,11 @@ export interface WorkerJob {
   resultTo: "stage" | "transfer";
 }
 
+/** The pool dropped a stage: the worker lets go of it too. */
+export interface WorkerForget {
+  forget: number;
+}
+
 export type WorkerReply =
   | {
       id: number;
@@ -30,7 +35,11 @@ export type WorkerReply =
 const codecs = instantiateCodecs((workerData as { module: WebAssembly.Module }).module);
 const stages = new Map<number, SharedArrayBuffer>();
 
-parentPort?.on("message", (job: WorkerJob) => {
+parentPort?.on("message", (job: WorkerJob | WorkerForget) => {
+  if ("forget" in job) {
+    stages.delete(job.forget);
+    return;
+  }
   const { id, op, stageId, inputLength, resultTo } = job;
   try {
     if (job.stage) stages.set(stageId, job.stage);
