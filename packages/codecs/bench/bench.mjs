@@ -89,6 +89,15 @@ async function pool(n, inFlight, fn) {
  * share whatever load the machine has; each keeps its best pass.
  */
 
+/**
+ * CPU time of the whole process (every thread: the main thread, libuv's pool, wasm workers), which a busy
+ * neighbour inflates much less than wall time. With one chunk in flight it is the per-thread cost.
+ */
+function cpuMs() {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e3;
+}
+
 /** decodeBoxes' box list for one rank-1 chunk of float64 copied whole: src start, dst start, count. */
 const WHOLE_CHUNK = Int32Array.of(0, 0, CHUNK / 8);
 const SHAPE = Int32Array.of(CHUNK / 8);
@@ -99,12 +108,6 @@ const BATCH_BOXES = Int32Array.from({ length: (3 * TOTAL) / CHUNK }, (_, k) =>
   k % 3 === 0 ? 0 : k % 3 === 1 ? (Math.floor(k / 3) * CHUNK) / 8 : CHUNK / 8,
 );
 
-/** CPU time of the whole process (every thread: the libuv pool, wasm workers) in ms. */
-function cpuMs() {
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1e3;
-}
-
 function nodeRunner(data, profile, backend, inFlight, batch = false) {
   const spec = profileCodec(profile, "float64");
   const chunks = Array.from({ length: TOTAL / CHUNK }, (_, i) => data.subarray(i * CHUNK, (i + 1) * CHUNK));
@@ -114,8 +117,8 @@ function nodeRunner(data, profile, backend, inFlight, batch = false) {
   return {
     async once() {
       setCodecBackend(backend);
-      const t0 = performance.now();
       const u0 = cpuMs();
+      const t0 = performance.now();
       const frames = await pool(chunks.length, inFlight, (i) => encode(spec, chunks[i]));
       const t1 = performance.now();
       const u1 = cpuMs();
@@ -334,6 +337,8 @@ for (const [name, make] of [
         db: TOTAL / best[i].bMs / 1e3,
         ratio: TOTAL / best[i].size,
         cpu: ["cCpu", "dCpu", "iCpu", "bCpu"].map((k) => best[i][k] / (TOTAL / 2 ** 20)),
+        cpuC: TOTAL / best[i].cCpu / 1e3,
+        cpuD: TOTAL / best[i].dCpu / 1e3,
       };
       rows.push({ name, profile, backend, threads, ...r });
       console.log(
@@ -384,5 +389,22 @@ for (const name of ["smooth", "random"]) {
         lines.push(`wasm/numcodecs ${t}T: compress ${x(w.c, nc.c)} decompress ${x(w.d, nc.d)} (≥3.00x)`);
     }
     for (const l of lines) console.log(`  ${name} ${profile}: ${l}`);
+  }
+}
+
+// The same per-thread comparisons on CPU time (one chunk in flight), for runs on a loaded machine.
+console.log("\nper thread on CPU time (1 chunk in flight, MB/s of process CPU time):");
+console.log(
+  "dataset  profile     native c/d     wasm c/d       numcodecs c/d   wasm/native c/d   wasm/numcodecs c/d",
+);
+for (const name of ["smooth", "random"]) {
+  for (const profile of PROFILES) {
+    const [n, w, nc] = ["native", "wasm", "numcodecs"].map((b) => row(name, profile, b, 1));
+    if (!n || !w || !nc) continue;
+    const pair = (r) => `${fmt(r.cpuC)}/${fmt(r.cpuD).trim().padEnd(5)}`;
+    console.log(
+      `${name.padEnd(8)} ${profile.padEnd(11)} ${pair(n)} ${pair(w)} ${pair(nc)}  ` +
+        `${x(w.cpuC, n.cpuC)}/${x(w.cpuD, n.cpuD)}       ${x(w.cpuC, nc.cpuC)}/${x(w.cpuD, nc.cpuD)}`,
+    );
   }
 }

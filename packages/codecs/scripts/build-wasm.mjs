@@ -22,7 +22,9 @@ function notice(why) {
 
 const newest = Math.max(
   statSync(fileURLToPath(import.meta.url)).mtimeMs,
-  ...readdirSync(join(pkgDir, "native")).map((f) => statSync(join(pkgDir, "native", f)).mtimeMs),
+  ...readdirSync(join(pkgDir, "native"), { recursive: true }).map(
+    (f) => statSync(join(pkgDir, "native", f)).mtimeMs,
+  ),
 );
 if (!process.env.ZSTREAM_FORCE_BUILD && existsSync(out) && statSync(out).mtimeMs >= newest) process.exit(0);
 
@@ -48,6 +50,10 @@ const flags = [
   "-DZSTD_NO_TRACE",
   "-DXXH_NAMESPACE=ZSTD_",
   "-DZSTD_HEAPMODE=1",
+  // zstd's SSE2 paths (the row match finder's tag compare, 16-byte copies) on SIMD128: native/wasm/
+  // holds an emmintrin.h that maps the few intrinsics they use, and comes first on the include path.
+  "-DZSTD_ARCH_X86_SSE2",
+  `-I${join(pkgDir, "native", "wasm")}`,
   `-I${zstd}`,
 ];
 const work = mkdtempSync(join(tmpdir(), "zs-wasm-"));
