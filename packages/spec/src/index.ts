@@ -15,6 +15,25 @@ export { formatFloat, pythonFloatRepr } from "./float.js";
 export { fillGenerated, type GeneratedArray, generatorValue } from "./generator.js";
 export { schemaFromManifest } from "./manifest.js";
 export {
+  isPagedManifest,
+  type ListBlock,
+  MANIFEST_PAGE_PREFIX,
+  MANIFEST_PAGE_SIZE,
+  type ManifestPage,
+  type ManifestPageFetch,
+  makeManifestPage,
+  manifestPageBytes,
+  manifestPageKey,
+  type PagedList,
+  pagedManifest,
+  pageList,
+  pageManifest,
+  resolveManifestPages,
+  sha256Hex,
+  splitPagedList,
+  validateManifestPage,
+} from "./manifest-pages.js";
+export {
   canonicalRegion,
   canonicalRegionJson,
   checkRegionAligned,
