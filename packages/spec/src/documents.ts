@@ -91,6 +91,21 @@ export function validateOutputManifestV2(value: unknown): OutputManifestV2 {
   return m;
 }
 
+/** Where a paged manifest keeps its lists (docs/manifest-pages.md): records in indexed mode, time shards in append. */
+function checkPagedLists(m: OutputManifestV2): void {
+  const doc = MANIFEST_V2;
+  if (m.records?.pages !== undefined) {
+    if (m.records.entries.length > 0)
+      fail(doc, "/records/entries", "paged records keep every entry in pages");
+    if (m.time_shards.length > 0)
+      fail(doc, "/time_shards", "an indexed manifest with paged records derives its time shards");
+    if (m.time_shard_pages !== undefined)
+      fail(doc, "/time_shard_pages", "indexed time shards are derived, not paged");
+  }
+  if (m.time_shard_pages !== undefined && m.time_mode !== "append")
+    fail(doc, "/time_shard_pages", "only append mode pages its time shards");
+}
+
 /** The v2 cross-field rules; `paged` skips those on the lists that live partly in pages. */
 export function checkOutputManifestV2Rules(m: OutputManifestV2, paged = false): void {
   const doc = MANIFEST_V2;
@@ -100,6 +115,7 @@ export function checkOutputManifestV2Rules(m: OutputManifestV2, paged = false): 
   if (timeLength !== m.n_records) {
     fail(doc, "/dims", `time dim length ${timeLength} differs from n_records ${m.n_records}`);
   }
+  if (paged) checkPagedLists(m);
   if (m.time_mode === "indexed") {
     if (m.records === undefined) fail(doc, "/records", "indexed mode needs records");
     if (!paged && m.records.entries.length !== m.n_records) {

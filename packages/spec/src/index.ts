@@ -15,6 +15,7 @@ export { formatFloat, pythonFloatRepr } from "./float.js";
 export { fillGenerated, type GeneratedArray, generatorValue } from "./generator.js";
 export { schemaFromManifest } from "./manifest.js";
 export {
+  indexedTimeShards,
   isPagedManifest,
   type ListBlock,
   MANIFEST_PAGE_PREFIX,
@@ -24,9 +25,9 @@ export {
   makeManifestPage,
   manifestPageBytes,
   manifestPageKey,
+  type PagedEntry,
   type PagedList,
   pagedManifest,
-  pageList,
   pageManifest,
   resolveManifestPages,
   sha256Hex,

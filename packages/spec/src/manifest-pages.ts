@@ -4,7 +4,7 @@ import { canonicalJsonUtf8 } from "./canonical-json.js";
 import { checkOutputManifestV2Rules } from "./documents.js";
 import { CorruptStore, SchemaError } from "./errors.js";
 import { IntegralFloat } from "./exact-json.js";
-import { manifestPageRef, recordEntry, timeShardEntry } from "./schemas/output-manifest.js";
+import { recordEntry, timeShardEntry } from "./schemas/output-manifest.js";
 import {
   type ManifestPageRef,
   OUTPUT_MANIFEST_V2,
@@ -20,9 +20,9 @@ export const MANIFEST_PAGE_SIZE = 512;
 /** Where pages live: beside the Zarr hierarchy, in a folder no Zarr reader opens. */
 export const MANIFEST_PAGE_PREFIX = ".zarr-stream/manifest/";
 
-/** The two lists a v2 manifest pages, by the field that holds their tail. */
+/** The two lists a v2 manifest pages: `records.entries` (indexed) and `time_shards` (append). */
 export type PagedList = "records" | "time_shards";
-type EntryOf<L extends PagedList> = L extends "records" ? RecordEntry : TimeShardEntry;
+export type PagedEntry<L extends PagedList> = L extends "records" ? RecordEntry : TimeShardEntry;
 
 /** A sealed page: its ref, its bytes as stored, and the entries they hold. */
 export interface ManifestPage<T> {
@@ -52,28 +52,15 @@ export function sha256Hex(bytes: Uint8Array): string {
   return bytesToHex(sha256(bytes));
 }
 
-/**
- * A page's key: its list, the first slot of its block (the list position for records, the time shard
- * index for time shards), and the first 16 hex digits of its sha256, so a changed page gets a new key.
- */
-export function manifestPageKey(list: PagedList, slot: number, sha: string): string {
-  return `${MANIFEST_PAGE_PREFIX}${list}/${slot}-${sha.slice(0, 16)}.json`;
+/** A page's key: its list and its sha256, so a page is named by its content and never rewritten. */
+export function manifestPageKey(list: PagedList, sha: string): string {
+  return `${MANIFEST_PAGE_PREFIX}${list}/${sha}.json`;
 }
 
-/** The page of `entries`, which start at list position `first` and in block slot `slot`. */
-export function makeManifestPage<T extends object>(
-  list: PagedList,
-  slot: number,
-  first: number,
-  entries: readonly T[],
-): ManifestPage<T> {
+/** The page of `entries`, which start at list position `first`. */
+export function makeManifestPage<T extends object>(first: number, entries: readonly T[]): ManifestPage<T> {
   const bytes = manifestPageBytes(entries);
-  const sha = sha256Hex(bytes);
-  return {
-    ref: { first, count: entries.length, key: manifestPageKey(list, slot, sha), sha256: sha },
-    bytes,
-    entries,
-  };
+  return { ref: { first, count: entries.length, sha256: sha256Hex(bytes) }, bytes, entries };
 }
 
 /** A block of a list: the entries whose slot falls in `[slot, slot + P)`, from list position `first`. */
@@ -84,61 +71,74 @@ export interface ListBlock<T> {
 }
 
 /**
- * Splits a list into sealed blocks and an inline tail (docs/manifest-pages.md rule 2). A list of at most
- * P entries is all tail. Otherwise block b holds the entries whose slot is in `[bP, (b+1)P)`; the blocks
- * that end at or before the last entry's slot + 1 are sealed and the rest is the tail, so the tail has
- * fewer than P entries. Records use their position as slot (every sealed page has P entries); time
- * shards their index, so a time shard gaining its first committed record in indexed mode changes one
- * block, not every block after it. Empty blocks have no page.
+ * Splits a list into sealed blocks and an inline tail (docs/manifest-pages.md rule 2); a list of at most
+ * P entries is all tail. Block b holds the entries whose slot is in `[bP, (b+1)P)`.
+ * - `records` (indexed mode): the slot is the position. The list's length is the time axis, fixed at
+ *   create, so every block is sealed, the last one possibly short, and the tail is empty.
+ * - `time_shards` (append mode): the slot is the shard index. The blocks ending at or before the last
+ *   shard's index + 1 are sealed, so every sealed page holds P shards and the tail fewer than P.
  */
 export function splitPagedList<L extends PagedList>(
   list: L,
-  entries: readonly EntryOf<L>[],
-): { blocks: ListBlock<EntryOf<L>>[]; tail: EntryOf<L>[] } {
+  entries: readonly PagedEntry<L>[],
+): { blocks: ListBlock<PagedEntry<L>>[]; tail: PagedEntry<L>[] } {
   const P = MANIFEST_PAGE_SIZE;
   if (entries.length <= P) return { blocks: [], tail: entries.slice() };
-  const slotOf =
-    list === "records" ? (_e: EntryOf<L>, i: number) => i : (e: EntryOf<L>) => (e as TimeShardEntry).index;
-  const sealedEnd = Math.floor((slotOf(entries[entries.length - 1]!, entries.length - 1) + 1) / P) * P;
-  const blocks: ListBlock<EntryOf<L>>[] = [];
+  const blocks: ListBlock<PagedEntry<L>>[] = [];
+  if (list === "records") {
+    for (let first = 0; first < entries.length; first += P)
+      blocks.push({ slot: first, first, entries: entries.slice(first, first + P) });
+    return { blocks, tail: [] };
+  }
+  const slotOf = (i: number) => (entries[i] as TimeShardEntry).index;
+  const sealedEnd = Math.floor((slotOf(entries.length - 1) + 1) / P) * P;
   let i = 0;
-  while (i < entries.length) {
-    const slot = slotOf(entries[i]!, i);
-    if (slot >= sealedEnd) break;
-    const blockSlot = Math.floor(slot / P) * P;
+  while (i < entries.length && slotOf(i) < sealedEnd) {
+    const slot = Math.floor(slotOf(i) / P) * P;
     const first = i;
-    while (i < entries.length && slotOf(entries[i]!, i) < blockSlot + P) i++;
-    blocks.push({ slot: blockSlot, first, entries: entries.slice(first, i) });
+    while (i < entries.length && slotOf(i) < slot + P) i++;
+    blocks.push({ slot, first, entries: entries.slice(first, i) });
   }
   return { blocks, tail: entries.slice(i) };
 }
 
-/** Pages a list: one page per sealed block, built fresh (the writer reuses the pages it already has). */
-export function pageList<L extends PagedList>(
-  list: L,
-  entries: readonly EntryOf<L>[],
-): { pages: ManifestPage<EntryOf<L>>[]; tail: EntryOf<L>[] } {
-  const { blocks, tail } = splitPagedList(list, entries);
-  return { pages: blocks.map((b) => makeManifestPage(list, b.slot, b.first, b.entries)), tail };
+/**
+ * The time shards of an indexed store, derived from its record entries (docs/output-manifest-v2.md):
+ * one per shard holding a committed record, with the least and greatest committed t and their count.
+ */
+export function indexedTimeShards(entries: readonly RecordEntry[], shardT: number): TimeShardEntry[] {
+  const out: TimeShardEntry[] = [];
+  let open: TimeShardEntry | undefined;
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i]!;
+    if (!e.committed) continue;
+    const index = Math.floor(i / shardT);
+    if (open?.index !== index) {
+      open = { index, t_start: e.t, t_end: e.t, n: 1 };
+      out.push(open);
+    } else {
+      // Times increase along the axis (a v2 rule), so the last committed record holds the greatest t.
+      open.t_end = e.t;
+      open.n += 1;
+    }
+  }
+  return out;
 }
 
 /**
- * The manifest as stored: `records.entries` and `time_shards` replaced by their pages' refs plus tails.
- * Key order: `records` keeps `pages` before `entries`; `time_shard_pages` comes last.
+ * The manifest as stored, from the resolved one and the refs of its sealed pages. Indexed with paged
+ * records: `records` is `{pages, entries: []}` and `time_shards` is empty (derived on resolution).
+ * Append with paged time shards: `time_shards` holds the tail and `time_shard_pages` (last key) the refs.
  */
 export function pagedManifest(
   m: OutputManifestV2,
-  records: ManifestPageRef[],
-  timeShards: { refs: ManifestPageRef[]; tail: TimeShardEntry[] },
-  recordsTail: RecordEntry[] | undefined,
+  pages: { records?: ManifestPageRef[]; timeShards?: { refs: ManifestPageRef[]; tail: TimeShardEntry[] } },
 ): OutputManifestV2 {
-  const out: OutputManifestV2 = { ...m, time_shards: timeShards.tail };
-  if (m.records) {
-    out.records =
-      records.length > 0 ? { pages: records, entries: recordsTail! } : { entries: recordsTail ?? [] };
-  }
-  if (timeShards.refs.length > 0) out.time_shard_pages = timeShards.refs;
-  return out;
+  if (pages.records !== undefined && pages.records.length > 0)
+    return { ...m, time_shards: [], records: { pages: pages.records, entries: [] } };
+  if (pages.timeShards !== undefined && pages.timeShards.refs.length > 0)
+    return { ...m, time_shards: pages.timeShards.tail, time_shard_pages: pages.timeShards.refs };
+  return m;
 }
 
 /** A v2 manifest as stored, composed from the resolved one with fresh pages (pure; for tests and tools). */
@@ -146,15 +146,14 @@ export function pageManifest(m: OutputManifestV2): {
   manifest: OutputManifestV2;
   pages: ManifestPage<object>[];
 } {
-  const shards = pageList("time_shards", m.time_shards);
-  const records = m.records ? pageList("records", m.records.entries) : undefined;
-  const manifest = pagedManifest(
-    m,
-    records?.pages.map((p) => p.ref) ?? [],
-    { refs: shards.pages.map((p) => p.ref), tail: shards.tail },
-    records?.tail,
-  );
-  return { manifest, pages: [...(records?.pages ?? []), ...shards.pages] };
+  if (m.records !== undefined) {
+    const { blocks } = splitPagedList("records", m.records.entries);
+    const pages = blocks.map((b) => makeManifestPage(b.first, b.entries));
+    return { manifest: pagedManifest(m, { records: pages.map((p) => p.ref) }), pages };
+  }
+  const { blocks, tail } = splitPagedList("time_shards", m.time_shards);
+  const pages = blocks.map((b) => makeManifestPage(b.first, b.entries));
+  return { manifest: pagedManifest(m, { timeShards: { refs: pages.map((p) => p.ref), tail } }), pages };
 }
 
 export function isPagedManifest(m: OutputManifest): boolean {
@@ -163,8 +162,6 @@ export function isPagedManifest(m: OutputManifest): boolean {
   );
 }
 
-const PAGE_KEY = /^\.zarr-stream\/manifest\/(records|time_shards)\/(\d+)-([0-9a-f]{16})\.json$/;
-const refShape = makeValidator<ManifestPageRef>(manifestPageRef, "manifest page ref");
 const recordPage = makeValidator<RecordEntry[]>(
   { $id: "zarr-stream:manifest-page-records", type: "array", minItems: 1, items: recordEntry },
   "manifest page (records)",
@@ -175,65 +172,59 @@ const timeShardPage = makeValidator<TimeShardEntry[]>(
 );
 
 /**
- * Checks a fetched page before use: its bytes hash to the ref's sha256 (else CorruptStore: another
- * object sits at the key), its key belongs to the list, and it is a JSON array of `count` entries of the
- * list's item schema (else SchemaError naming the key).
+ * Checks a fetched page before use: its bytes hash to the ref's sha256 (else CorruptStore: other bytes
+ * sit at the key) and are a JSON array of `count` entries of the list's item schema (else SchemaError
+ * naming the key).
  */
 export function validateManifestPage<L extends PagedList>(
   list: L,
   ref: ManifestPageRef,
   bytes: Uint8Array,
-): EntryOf<L>[] {
-  refShape(ref);
-  const m = PAGE_KEY.exec(ref.key);
-  if (m === null || m[1] !== list || m[3] !== ref.sha256.slice(0, 16)) {
-    throw new SchemaError(
-      `manifest page ref: key ${ref.key} is not a ${list} page of sha256 ${ref.sha256}`,
-      "/key",
-      ref.key,
-    );
-  }
+): PagedEntry<L>[] {
+  const key = manifestPageKey(list, ref.sha256);
   const actual = sha256Hex(bytes);
-  if (actual !== ref.sha256) {
-    throw new CorruptStore(`${ref.key}: sha256 is ${actual}, the manifest names ${ref.sha256}`, ref.key);
-  }
+  if (actual !== ref.sha256) throw new CorruptStore(`${key}: its bytes hash to sha256 ${actual}`, key);
   let doc: unknown;
   try {
     doc = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
   } catch (err) {
-    throw new SchemaError(`${ref.key}: not valid UTF-8 JSON (${(err as Error).message})`, "", ref.key);
+    throw new SchemaError(`${key}: not valid UTF-8 JSON (${(err as Error).message})`, "", key);
   }
-  const entries = (list === "records" ? recordPage(doc) : timeShardPage(doc)) as EntryOf<L>[];
-  if (entries.length !== ref.count) {
-    throw new SchemaError(
-      `${ref.key}: ${entries.length} entries, the manifest names ${ref.count}`,
-      "",
-      ref.key,
-    );
-  }
+  const entries = (list === "records" ? recordPage(doc) : timeShardPage(doc)) as PagedEntry<L>[];
+  if (entries.length !== ref.count)
+    throw new SchemaError(`${key}: ${entries.length} entries, the manifest names ${ref.count}`, "", key);
   return entries;
 }
 
 /** Fetches and validates one page (validateManifestPage); the caller may cache it by sha256. */
-export type ManifestPageFetch = <L extends PagedList>(list: L, ref: ManifestPageRef) => Promise<EntryOf<L>[]>;
+export type ManifestPageFetch = <L extends PagedList>(
+  list: L,
+  ref: ManifestPageRef,
+) => Promise<PagedEntry<L>[]>;
+
+/** Pages fetched at once: enough to hide an object store's latency, few enough to be polite. */
+const FETCH_CONCURRENCY = 16;
 
 async function resolveList<L extends PagedList>(
   list: L,
   refs: ManifestPageRef[],
-  tail: EntryOf<L>[],
+  tail: PagedEntry<L>[],
   fetch: ManifestPageFetch,
   pointer: string,
-): Promise<EntryOf<L>[]> {
+): Promise<PagedEntry<L>[]> {
   let at = 0;
   refs.forEach((ref, i) => {
-    if (ref.first !== at)
+    if (ref.first !== at) {
+      const p = `${pointer}/${i}/first`;
       throw new SchemaError(
-        `output manifest v2: ${pointer}/${i}/first: ${ref.first}, expected ${at}`,
-        `${pointer}/${i}/first`,
+        `output manifest v2: ${p}: ${ref.first}, expected ${at}`,
+        p,
+        "output manifest v2",
       );
+    }
     at += ref.count;
   });
-  const pages: EntryOf<L>[][] = new Array(refs.length);
+  const pages: PagedEntry<L>[][] = new Array(refs.length);
   let next = 0;
   const worker = async () => {
     while (next < refs.length) {
@@ -241,24 +232,24 @@ async function resolveList<L extends PagedList>(
       pages[i] = await fetch(list, refs[i]!);
     }
   };
-  await Promise.all(Array.from({ length: Math.min(16, refs.length) }, worker));
-  const out: EntryOf<L>[] = [];
+  await Promise.all(Array.from({ length: Math.min(FETCH_CONCURRENCY, refs.length) }, worker));
+  const out: PagedEntry<L>[] = [];
   for (const page of pages) for (const e of page) out.push(e);
   for (const e of tail) out.push(e);
   return out;
 }
 
 /**
- * The manifest with every paged list resolved (pages, in order, then the tail), checked by the v2
- * cross-field rules as a whole. An inline manifest is returned as it is. Pages come from `fetch`.
+ * The manifest with its paged list resolved (pages in order, then the tail; indexed time shards derived
+ * from the entries), then checked by the v2 cross-field rules as a whole. An inline manifest is returned
+ * as it is. Pages come from `fetch`.
  */
 export async function resolveManifestPages(
   m: OutputManifest,
   fetch: ManifestPageFetch,
 ): Promise<OutputManifest> {
   if (m.schema !== OUTPUT_MANIFEST_V2 || !isPagedManifest(m)) return m;
-  const { time_shard_pages, ...rest } = m;
-  const out: OutputManifestV2 = { ...rest };
+  const { time_shard_pages, ...out } = m;
   if (time_shard_pages)
     out.time_shards = await resolveList(
       "time_shards",
@@ -268,9 +259,9 @@ export async function resolveManifestPages(
       "/time_shard_pages",
     );
   if (m.records?.pages) {
-    out.records = {
-      entries: await resolveList("records", m.records.pages, m.records.entries, fetch, "/records/pages"),
-    };
+    const entries = await resolveList("records", m.records.pages, m.records.entries, fetch, "/records/pages");
+    out.records = { entries };
+    out.time_shards = indexedTimeShards(entries, m.shard_shape[m.time_dim]!);
   }
   checkOutputManifestV2Rules(out);
   return out;

@@ -142,21 +142,24 @@ export interface OutputManifestV2 extends Omit<OutputManifestV1, "schema"> {
   commit_seq: number;
   statics: VariableSpec[];
   statics_committed: string[];
-  /** Indexed mode. In a manifest as stored, `pages` holds the sealed pages and `entries` the tail. */
+  /**
+   * Indexed mode. In a paged manifest as stored, `pages` holds every entry, `entries` is empty and
+   * `time_shards` is empty too: readers derive it from the entries (docs/manifest-pages.md).
+   */
   records?: { pages?: ManifestPageRef[]; entries: RecordEntry[] };
   blobs: ManifestBlob[];
-  /** In a manifest as stored: the sealed pages of `time_shards`, which then holds the tail. */
+  /** Append mode, in a manifest as stored: the sealed pages of `time_shards`, which then holds the tail. */
   time_shard_pages?: ManifestPageRef[];
 }
 
 /**
  * A sealed page of a paged manifest list (docs/manifest-pages.md): entries `first .. first+count-1` of
- * the list, stored immutable at `key`, whose bytes hash to `sha256` (lowercase hex).
+ * the list, stored immutable at `.zarr-stream/manifest/<list>/<sha256>.json`, whose bytes hash to
+ * `sha256` (lowercase hex).
  */
 export interface ManifestPageRef {
   first: number;
   count: number;
-  key: string;
   sha256: string;
 }
 

@@ -3,14 +3,16 @@ import { test } from "node:test";
 import fc from "fast-check";
 import {
   CorruptStore,
+  indexedTimeShards,
   MANIFEST_PAGE_SIZE,
   type ManifestPageFetch,
+  type ManifestPageRef,
+  manifestPageKey,
   type OutputManifestV2,
   pageManifest,
   type RecordEntry,
   resolveManifestPages,
   SchemaError,
-  type TimeShardEntry,
   validateManifestPage,
   validateOutputManifest,
 } from "../src/index.js";
@@ -21,23 +23,13 @@ const P = MANIFEST_PAGE_SIZE;
 /** An indexed manifest of `n` records, of which `committed` holds; its time shards summarise them. */
 function indexedManifest(flags: boolean[], shardT: number): OutputManifestV2 {
   const entries: RecordEntry[] = flags.map((c, i) => ({ committed: c, t: i * 1.5, generation: c ? 1 : 0 }));
-  const shards = new Map<number, TimeShardEntry>();
-  entries.forEach((e, i) => {
-    if (!e.committed) return;
-    const index = Math.floor(i / shardT);
-    const s = shards.get(index);
-    if (s) {
-      s.t_end = e.t;
-      s.n += 1;
-    } else shards.set(index, { index, t_start: e.t, t_end: e.t, n: 1 });
-  });
   const lastT = entries.filter((e) => e.committed).at(-1)?.t ?? null;
   return {
     ...manifestV2,
     dims: manifestV2.dims.map((d) => (d.name === manifestV2.time_dim ? { ...d, length: flags.length } : d)),
     n_records: flags.length,
     shard_shape: { ...manifestV2.shard_shape, [manifestV2.time_dim]: shardT },
-    time_shards: [...shards.values()],
+    time_shards: indexedTimeShards(entries, shardT),
     last_t: lastT,
     records: { entries },
     blobs: [],
@@ -67,11 +59,11 @@ function appendManifest(nShards: number, shardT: number): OutputManifestV2 {
 }
 
 /** A page store: the pages written, and a fetch that checks each page as a reader must. */
-function pageStore(pages: { ref: { key: string }; bytes: Uint8Array }[]) {
-  const objects = new Map(pages.map((p) => [p.ref.key, p.bytes]));
+function pageStore(pages: { ref: ManifestPageRef; bytes: Uint8Array }[]) {
+  const objects = new Map(pages.map((p) => [p.ref.sha256, p.bytes]));
   const fetch: ManifestPageFetch = async (list, ref) => {
-    const bytes = objects.get(ref.key);
-    if (bytes === undefined) throw new CorruptStore(`${ref.key} is missing`, ref.key);
+    const bytes = objects.get(ref.sha256);
+    if (bytes === undefined) throw new CorruptStore(`${manifestPageKey(list, ref.sha256)} is missing`);
     return validateManifestPage(list, ref, bytes);
   };
   return { objects, fetch };
@@ -94,9 +86,11 @@ test("paging then resolving gives back the same lists, indexed, for any length a
         const m = indexedManifest(flags, shardT);
         const { manifest, pages, resolved } = await roundTrip(m);
         assert.deepEqual(resolved, m);
-        assert.equal(pages.length === 0, flags.length <= P && m.time_shards.length <= P);
-        assert.ok((manifest.records?.entries.length ?? 0) < P || flags.length <= P);
-        assert.ok(manifest.time_shards.length < P || m.time_shards.length <= P);
+        assert.equal(pages.length, flags.length <= P ? 0 : Math.ceil(flags.length / P));
+        if (flags.length > P) {
+          assert.deepEqual(manifest.records!.entries, []);
+          assert.deepEqual(manifest.time_shards, []);
+        }
       },
     ),
     { numRuns: 60 },
@@ -148,7 +142,7 @@ test("an edit changes the key of only the page of its block; resolving the edite
         const { manifest, resolved } = await roundTrip(m);
         assert.deepEqual(resolved, m);
         manifest.records!.pages!.forEach((ref, b) => {
-          const same = ref.key === before[b]!.key;
+          const same = ref.sha256 === before[b]!.sha256;
           // Toggling the same record twice restores the page, so only an unchanged block must keep its key.
           if (!touched.has(b)) assert.ok(same, `block ${b} was not edited`);
         });
@@ -165,6 +159,21 @@ test("page bytes print times as Python floats, keys sorted, no whitespace", () =
   assert.ok(text.startsWith('[{"index":0,"n":1,"t_end":0.0,"t_start":0.0},{"index":1,'), text.slice(0, 80));
 });
 
+test("a paged manifest that keeps entries inline beside its pages, or pages the other list, is refused", () => {
+  const { manifest } = pageManifest(indexedManifest(Array(P + 1).fill(true), 1));
+  const entry = { committed: true, t: 0, generation: 1 };
+  const withTail = { ...manifest, records: { ...manifest.records!, entries: [entry] } };
+  assert.throws(
+    () => validateOutputManifest(withTail),
+    (e) => e instanceof SchemaError && e.pointer === "/records/entries",
+  );
+  const withShards = { ...manifest, time_shard_pages: manifest.records!.pages };
+  assert.throws(
+    () => validateOutputManifest(withShards),
+    (e) => e instanceof SchemaError && e.pointer === "/time_shard_pages",
+  );
+});
+
 test("a page whose bytes do not hash to its ref is CorruptStore; a wrong count is a SchemaError", () => {
   const { pages } = pageManifest(appendManifest(P + 1, 1));
   const page = pages[0]!;
@@ -176,6 +185,10 @@ test("a page whose bytes do not hash to its ref is CorruptStore; a wrong count i
     (e) => e instanceof SchemaError && e.message.includes("entries"),
   );
   assert.throws(() => validateManifestPage("records", page.ref, page.bytes), SchemaError);
+  assert.throws(
+    () => validateManifestPage("time_shards", { ...page.ref, sha256: "0".repeat(64) }, page.bytes),
+    CorruptStore,
+  );
   assert.equal(validateManifestPage("time_shards", page.ref, page.bytes).length, P);
 });
 

@@ -54,19 +54,18 @@ export const recordEntry = {
   additionalProperties: false,
 } as const;
 
-/** A sealed page of a paged list (docs/manifest-pages.md): where it sits in the list and what it holds. */
+/**
+ * A sealed page of a paged list (docs/manifest-pages.md): entries `first .. first+count-1` of the list,
+ * stored at `.zarr-stream/manifest/<list>/<sha256>.json`, whose bytes hash to `sha256`.
+ */
 export const manifestPageRef = {
   type: "object",
   properties: {
     first: nonNegativeInt,
     count: positiveInt,
-    key: {
-      type: "string",
-      pattern: "^\\.zarr-stream/manifest/(records|time_shards)/[0-9]+-[0-9a-f]{16}\\.json$",
-    },
     sha256: { type: "string", pattern: "^[0-9a-f]{64}$" },
   },
-  required: ["first", "count", "key", "sha256"],
+  required: ["first", "count", "sha256"],
   additionalProperties: false,
 } as const;
 
