@@ -96,6 +96,12 @@ export function committedBlobKeys(m: OutputManifest): string[] {
   );
 }
 
+/** Store keys of the manifest pages a paged manifest read through the reader refers to. */
+export function committedPageKeys(m: OutputManifest): string[] {
+  const paged = manifestPageRefs(m);
+  return paged ? paged.refs.map((r) => manifestPageKey(paged.list, r.sha256)) : [];
+}
+
 /** Metadata keys the committed state consists of besides shard objects and blobs. */
 export function metadataKeys(arrays: ArrayEntry[]): string[] {
   return [MANIFEST_KEY, "zarr.json", ...arrays.map((a) => `${a.name}/zarr.json`)];

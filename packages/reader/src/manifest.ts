@@ -7,6 +7,7 @@ import {
   validateOutputManifest,
 } from "@zarr-stream/spec";
 import type { ReadableStore, Store } from "@zarr-stream/store";
+import { resolveManifestBytes } from "./manifest-pages.js";
 import { normalizePythonV1Spelling, usesPythonV1Spelling } from "./python-v1-spelling.js";
 
 export const MANIFEST_KEY = "output_manifest.json";
@@ -25,9 +26,15 @@ export function parseJsonObject(bytes: Uint8Array, key: string): unknown {
  * Python spelling is read in the contract's spelling (python-v1-spelling.ts).
  */
 export async function readOutputManifest(store: ReadableStore): Promise<OutputManifest> {
-  const bytes = await store.get(MANIFEST_KEY);
-  if (bytes === undefined) throw new StoreError(`no ${MANIFEST_KEY} in ${store.url}`, MANIFEST_KEY);
-  return validateOutputManifest(normalizePythonV1Spelling(parseJsonObject(bytes, MANIFEST_KEY)));
+  const get = async () => {
+    const bytes = await store.get(MANIFEST_KEY);
+    return bytes === undefined ? undefined : { bytes, version: null };
+  };
+  const read = await get();
+  if (read === undefined) throw new StoreError(`no ${MANIFEST_KEY} in ${store.url}`, MANIFEST_KEY);
+  const parse = (bytes: Uint8Array) =>
+    validateOutputManifest(normalizePythonV1Spelling(parseJsonObject(bytes, MANIFEST_KEY)));
+  return (await resolveManifestBytes(store, read, parse, get)).manifest;
 }
 
 /** The manifest, or undefined when the store has none yet (a v1 store before its first commit). */
@@ -43,15 +50,23 @@ export async function readOutputManifestIfPresent(store: ReadableStore): Promise
 export async function readManifestVersioned(
   store: Store,
 ): Promise<{ manifest: OutputManifest; tag: string | null } | undefined> {
-  if (!store.getVersioned) {
+  const getVersioned = store.getVersioned?.bind(store);
+  if (!getVersioned) {
     if ((await store.size(MANIFEST_KEY)) === undefined) return undefined;
-    const bytes = await store.get(MANIFEST_KEY);
-    if (bytes === undefined) throw new StoreError(`no ${MANIFEST_KEY} in ${store.url}`, MANIFEST_KEY);
-    return { manifest: manifestForWriter(bytes), tag: null };
+    const get = async () => {
+      const bytes = await store.get(MANIFEST_KEY);
+      return bytes === undefined ? undefined : { bytes, version: null };
+    };
+    const read = await get();
+    if (read === undefined) throw new StoreError(`no ${MANIFEST_KEY} in ${store.url}`, MANIFEST_KEY);
+    const { manifest } = await resolveManifestBytes(store, read, manifestForWriter, get);
+    return { manifest, tag: null };
   }
-  const got = await store.getVersioned(MANIFEST_KEY);
+  const got = await getVersioned(MANIFEST_KEY);
   if (got === undefined) return undefined;
-  return { manifest: manifestForWriter(got.bytes), tag: got.version };
+  const get = () => getVersioned(MANIFEST_KEY);
+  const { manifest, version } = await resolveManifestBytes(store, got, manifestForWriter, get);
+  return { manifest, tag: version };
 }
 
 /**
