@@ -7,6 +7,7 @@ import {
   type ArrayKind,
   arraysOf,
   committedBlobKeys,
+  committedPageKeys,
   committedShardKeys,
   metadataKeys,
 } from "./store-model.js";
@@ -153,7 +154,7 @@ export function formatInspect(r: InspectReport): string {
   const lines: string[] = [];
   lines.push(`store         ${r.store}`);
   lines.push(
-    `manifest      ${r.manifest.label}${r.commit_seq === null ? "" : `  commit_seq ${r.commit_seq}`}`,
+    `manifest      ${r.manifest.label}${r.commit_seq === null ? "" : `  commit_seq ${r.commit_seq}`}${r.manifest.pages > 0 ? `  ${r.manifest.pages} pages` : ""}`,
   );
   lines.push(
     `writers       ${r.n_writers}${r.region_dims.length ? `  region dims ${r.region_dims.join(", ")}` : ""}`,

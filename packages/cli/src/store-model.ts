@@ -1,6 +1,6 @@
-import { blobObjectKey, isV2, MANIFEST_KEY } from "@zarr-stream/reader";
+import { blobObjectKey, isV2, MANIFEST_KEY, manifestPageRefs } from "@zarr-stream/reader";
 import { type ArrayLayout, shardKey } from "@zarr-stream/shard";
-import type { OutputManifest, VariableSpec } from "@zarr-stream/spec";
+import { manifestPageKey, type OutputManifest, type VariableSpec } from "@zarr-stream/spec";
 
 export type ArrayKind = "time" | "coord" | "var" | "static";
 
