@@ -4,6 +4,7 @@ import { canonicalJsonUtf8 } from "./canonical-json.js";
 import { checkOutputManifestV2Rules } from "./documents.js";
 import { CorruptStore, SchemaError } from "./errors.js";
 import { IntegralFloat } from "./exact-json.js";
+import { pythonFloatRepr } from "./float.js";
 import { recordEntry, timeShardEntry } from "./schemas/output-manifest.js";
 import {
   type ManifestPageRef,
@@ -33,19 +34,52 @@ export interface ManifestPage<T> {
 
 const FLOAT_FIELDS = new Set(["t", "t_start", "t_end"]);
 
+/** Python's float repr; positional shortest round-trip text is the same in JS and Python in [1e-4, 1e16). */
+function floatText(x: number): string {
+  const a = Math.abs(x);
+  if (Number.isInteger(x) && a < 1e16) return Object.is(x, -0) ? "-0.0" : `${x}.0`;
+  if (a >= 1e-4 && a < 1e16) return String(x);
+  return pythonFloatRepr(x);
+}
+
+/** One entry's canonical text: its keys are plain ASCII names and its values booleans and numbers. */
+function entryText(e: object): string | undefined {
+  const record = e as Record<string, unknown>;
+  const keys = Object.keys(record).sort();
+  let out = "{";
+  for (const k of keys) {
+    const v = record[k];
+    let text: string;
+    if (typeof v === "boolean") text = v ? "true" : "false";
+    else if (typeof v === "number" && Number.isFinite(v))
+      text = FLOAT_FIELDS.has(k) ? floatText(v) : Number.isSafeInteger(v) ? String(v) : pythonFloatRepr(v);
+    else return undefined;
+    out += `${out.length > 1 ? "," : ""}"${k}":${text}`;
+  }
+  return `${out}}`;
+}
+
 /**
  * A page's bytes: the canonical UTF-8 JSON array of its entries (sorted keys, no whitespace), times as
  * floats the way Python prints them, so Python's `json.dumps(entries, sort_keys=True,
- * separators=(",", ":"), ensure_ascii=False)` gives the same bytes.
+ * separators=(",", ":"), ensure_ascii=False)` gives the same bytes. Entries are printed directly (a
+ * commit serialises a page of 512); anything but the two entry shapes goes through canonicalJsonUtf8.
  */
 export function manifestPageBytes(entries: readonly object[]): Uint8Array {
-  const marked = entries.map((e) => {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(e))
-      out[k] = FLOAT_FIELDS.has(k) && typeof v === "number" && Number.isInteger(v) ? new IntegralFloat(v) : v;
-    return out;
-  });
-  return new TextEncoder().encode(canonicalJsonUtf8(marked));
+  const parts: string[] = [];
+  for (const e of entries) {
+    const text = entryText(e);
+    if (text === undefined) return new TextEncoder().encode(canonicalJsonUtf8(entries.map(floatsMarked)));
+    parts.push(text);
+  }
+  return new TextEncoder().encode(`[${parts.join(",")}]`);
+}
+
+function floatsMarked(e: object): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(e))
+    out[k] = FLOAT_FIELDS.has(k) && typeof v === "number" && Number.isInteger(v) ? new IntegralFloat(v) : v;
+  return out;
 }
 
 export function sha256Hex(bytes: Uint8Array): string {

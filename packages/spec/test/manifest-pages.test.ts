@@ -3,10 +3,13 @@ import { test } from "node:test";
 import fc from "fast-check";
 import {
   CorruptStore,
+  canonicalJsonUtf8,
+  IntegralFloat,
   indexedTimeShards,
   MANIFEST_PAGE_SIZE,
   type ManifestPageFetch,
   type ManifestPageRef,
+  manifestPageBytes,
   manifestPageKey,
   type OutputManifestV2,
   pageManifest,
@@ -149,6 +152,23 @@ test("an edit changes the key of only the page of its block; resolving the edite
       },
     ),
     { numRuns: 30 },
+  );
+});
+
+test("page bytes are canonicalJsonUtf8 of the entries with times as floats, for any times", () => {
+  const time = fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true }), fc.integer(), fc.constant(-0));
+  fc.assert(
+    fc.property(
+      fc.array(fc.record({ committed: fc.boolean(), t: time, generation: fc.nat() }), { minLength: 1 }),
+      (entries) => {
+        const marked = entries.map((e) => ({
+          ...e,
+          t: Number.isInteger(e.t) ? new IntegralFloat(e.t) : e.t,
+        }));
+        assert.equal(new TextDecoder().decode(manifestPageBytes(entries)), canonicalJsonUtf8(marked));
+      },
+    ),
+    { numRuns: 300 },
   );
 });
 

@@ -278,8 +278,9 @@ async function runScaling(quick, workDir, wl, log) {
       reps: quick ? 1 : 3,
     }),
     manifest_vs_records: await curve("manifestVsRecords", {
-      checkpoints: quick ? [10, 100] : [10, 100, 1000, 10000, 100000],
+      checkpoints: quick ? [10, 100] : [1000, 10000, 100000],
       commitEvery: quick ? 8 : 1000,
+      reps: quick ? 2 : 5,
     }),
     rss_and_read_vs_records: await curve("rssAndReadVsRecords", {
       workload: small,
