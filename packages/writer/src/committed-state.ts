@@ -1,5 +1,6 @@
 import { CommitError, type ManifestBlob } from "@zarr-stream/spec";
 import type { VerifiedCommit } from "./commit-check.js";
+import { carrySummary, committedEntries } from "./indexed-summary.js";
 import { type CommittedState, compareBlobs } from "./manifest-doc.js";
 
 /**
@@ -28,6 +29,11 @@ export function applyCommit(state: CommittedState, verified: VerifiedCommit, sha
     for (const r of verified.records) {
       next.entries[r.index] = { committed: true, t: r.t, generation: next.entries[r.index]!.generation + 1 };
     }
+    carrySummary(
+      state.entries!,
+      next.entries,
+      verified.records.map((r) => r.index),
+    );
   } else if (verified.records.length > 0) {
     for (const r of verified.records) {
       const index = Math.floor(r.index / shardT);
@@ -81,6 +87,7 @@ export function invalidatedState(state: CommittedState, indices: number[]): Comm
   const drop = new Set(indices);
   const next = nextState(state);
   for (const i of drop) next.entries![i] = { ...next.entries![i]!, committed: false };
+  carrySummary(state.entries!, next.entries!, drop);
   next.blobs = next.blobs.filter((b) => !(b.scope === "record" && drop.has(b.record!)));
   next.commitSeq += 1;
   return next;
@@ -114,5 +121,5 @@ export function committedIndices(state: CommittedState): number[] {
 }
 
 export function committedCount(state: CommittedState): number {
-  return state.entries ? state.entries.filter((e) => e.committed).length : state.nCommitted;
+  return state.entries ? committedEntries(state.entries) : state.nCommitted;
 }

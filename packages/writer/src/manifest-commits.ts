@@ -120,15 +120,21 @@ export class ManifestCommits {
     const old = this.#landed.shift()!;
     const kept = new Set(this.#landed.flat());
     const gone = old.filter((k) => !kept.has(k));
-    if (gone.length === 0 || !(await this.objects.holdsLease())) return;
-    const store = this.objects.store;
-    await runLimited(
-      gone.map((key) => async () => {
-        await store.delete(key).catch(() => undefined);
-      }),
-      16,
-    );
-    this.#pager.forget(gone.map((k) => k.slice(k.lastIndexOf("/") + 1, -".json".length)));
+    if (gone.length === 0) return;
+    // The commit has landed: collection failing (a store error) must not make it look failed.
+    try {
+      if (!(await this.objects.holdsLease())) return;
+      const store = this.objects.store;
+      this.#pager.forget(gone.map((k) => k.slice(k.lastIndexOf("/") + 1, -".json".length)));
+      await runLimited(
+        gone.map((key) => async () => {
+          await store.delete(key);
+        }),
+        16,
+      );
+    } catch {
+      // A page left behind is unreferenced and invisible.
+    }
   }
 
   /** Writes the manifest (after `settle`); on success `write.state` is committed. */

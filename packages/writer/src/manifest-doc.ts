@@ -1,6 +1,5 @@
 import {
   type CodecDescriptor,
-  indexedTimeShards,
   type ManifestBlob,
   OUTPUT_MANIFEST_V1,
   OUTPUT_MANIFEST_V2,
@@ -12,6 +11,7 @@ import {
   type TimeShardEntry,
   type VariableSpec,
 } from "@zarr-stream/spec";
+import { indexedSummary } from "./indexed-summary.js";
 import { indexedTimes } from "./time-mode.js";
 
 /** The committed state a manifest records, as the owner keeps it between commits. */
@@ -60,26 +60,16 @@ function varEntry(v: VariableSpec): VariableSpec {
   return out;
 }
 
-/** Indexed mode's v1 summary, derived from the entries (times increase, so the last committed t is the greatest). */
-function indexedSummary(entries: readonly RecordEntry[], shardT: number) {
-  let lastT: number | null = null;
-  for (let i = entries.length - 1; i >= 0; i--) {
-    if (entries[i]!.committed) {
-      lastT = entries[i]!.t;
-      break;
-    }
-  }
-  return { timeShards: indexedTimeShards(entries, shardT), lastT };
-}
-
 function v1Fields(id: ManifestIdentity, state: CommittedState): Omit<OutputManifestV1, "schema"> {
   const { schema } = id;
   const times = indexedTimes(schema);
   const timeLength = times ? times.length : state.nCommitted;
   const shardT = schema.shard_shape[schema.time_dim]!;
-  const summary = times
-    ? indexedSummary(state.entries!, shardT)
-    : { timeShards: state.timeShards, lastT: state.lastT };
+  let summary = { timeShards: state.timeShards, lastT: state.lastT };
+  if (times) {
+    const { timeShards, lastIndex } = indexedSummary(state.entries!, shardT);
+    summary = { timeShards, lastT: lastIndex < 0 ? null : state.entries![lastIndex]!.t };
+  }
   return {
     base_url: id.baseUrl,
     format: "zarr",
@@ -121,7 +111,10 @@ export function buildManifestV2(id: ManifestIdentity, state: CommittedState): Ou
     statics_committed: [...state.staticsCommitted].sort(),
     blobs: [...state.blobs].sort(compareBlobs),
   };
-  if (state.entries) m.records = { entries: state.entries.slice() };
+  // The state's entries array is never changed once made (a commit copies it), so the manifest shares
+  // it rather than copying 10^5 pointers per commit, and the manifest pager knows it by identity.
+  // (Freezing it would put V8's array in slow mode and make that copy 20x dearer.)
+  if (state.entries) m.records = { entries: state.entries };
   return m;
 }
 

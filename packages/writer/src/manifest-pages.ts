@@ -1,4 +1,5 @@
 import {
+  MANIFEST_PAGE_SIZE,
   type ManifestPage,
   type ManifestPageRef,
   makeManifestPage,
@@ -11,6 +12,7 @@ import {
   splitPagedList,
   type TimeShardEntry,
 } from "@zarr-stream/spec";
+import { changedSince } from "./indexed-summary.js";
 
 /** A manifest as the owner writes it: the stored (paged) document and the pages it refers to. */
 export interface ComposedManifest {
@@ -44,6 +46,8 @@ export class ManifestPager {
   #pages = new Map<number, ManifestPage<object>>();
   /** sha256 of the pages known to be in the store (written by this owner, or referred to by a manifest read). */
   readonly #stored = new Set<string>();
+  /** The record entries of the last composed manifest. */
+  #source: readonly RecordEntry[] | undefined;
 
   /** A manifest read from the store: its pages exist there. */
   knowStored(refs: readonly ManifestPageRef[]): void {
@@ -63,7 +67,7 @@ export class ManifestPager {
   /** The stored form of the resolved manifest `m`. */
   compose(m: OutputManifestV2): ComposedManifest {
     if (m.records !== undefined) {
-      const { pages, fresh } = this.#pageBlocks("records", m.records.entries, sameRecord);
+      const { pages, fresh } = this.#recordPages(m.records.entries);
       if (pages.length === 0) return { stored: m, pages, fresh };
       return {
         stored: pagedManifest(m, { records: pages.map((p) => p.ref) }),
@@ -76,6 +80,35 @@ export class ManifestPager {
     if (pages.length === 0) return { stored: m, pages, fresh };
     const stored = pagedManifest(m, { timeShards: { refs: pages.map((p) => p.ref), tail } });
     return { stored, list: "time_shards", pages, fresh };
+  }
+
+  /**
+   * Record pages: a block none of whose entries changed since the last composed manifest keeps its page
+   * without being looked at, when the entries are known to derive from that manifest's by one commit.
+   */
+  #recordPages(entries: readonly RecordEntry[]) {
+    const pages: ManifestPage<object>[] = [];
+    const fresh: ManifestPage<object>[] = [];
+    const next = new Map<number, ManifestPage<object>>();
+    if (entries.length > MANIFEST_PAGE_SIZE) {
+      const changed = changedSince(entries, this.#source);
+      const dirty = changed && new Set(changed.map((i) => i - (i % MANIFEST_PAGE_SIZE)));
+      for (let first = 0; first < entries.length; first += MANIFEST_PAGE_SIZE) {
+        const kept = this.#pages.get(first);
+        let page = kept !== undefined && dirty !== undefined && !dirty.has(first) ? kept : undefined;
+        if (page === undefined) {
+          const block = entries.slice(first, first + MANIFEST_PAGE_SIZE);
+          const same = kept !== undefined && sameEntries(kept.entries as RecordEntry[], block, sameRecord);
+          page = same ? kept! : makeManifestPage(first, block);
+        }
+        if (!this.#stored.has(page.ref.sha256)) fresh.push(page);
+        pages.push(page);
+        next.set(first, page);
+      }
+    }
+    this.#pages = next;
+    this.#source = entries;
+    return { pages, fresh };
   }
 
   #pageBlocks<L extends PagedList>(
@@ -92,14 +125,13 @@ export class ManifestPager {
       let page: ManifestPage<object>;
       if (kept !== undefined && sameEntries(kept.entries, b.entries, same)) {
         page = kept.ref.first === b.first ? kept : { ...kept, ref: { ...kept.ref, first: b.first } };
-      } else {
-        page = makeManifestPage(b.first, b.entries);
-        if (!this.#stored.has(page.ref.sha256)) fresh.push(page);
-      }
+      } else page = makeManifestPage(b.first, b.entries);
+      if (!this.#stored.has(page.ref.sha256)) fresh.push(page);
       pages.push(page);
       next.set(b.slot, page);
     }
     this.#pages = next;
+    this.#source = undefined;
     return { pages, fresh, tail };
   }
 }
