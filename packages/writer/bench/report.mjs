@@ -94,9 +94,10 @@ export function formatReport(out) {
         `${mode}: manifest bytes written per commit at ${z.records} records ${z.commit_bytes} B (<= ${budget})`,
         z.commit_bytes <= budget,
       );
+      // CPU time: on a shared machine a 1 ms commit's wall time is mostly other processes.
       t(
-        `${mode}: commit at ${z.records} / at ${a.records} records: ${f(z.commit_ms, 2)}/${f(a.commit_ms, 2)} ms = ${f(z.commit_ms / a.commit_ms, 2)}x, CPU ${f(z.commit_cpu_ms, 2)}/${f(a.commit_cpu_ms, 2)} ms (<= 1.5x)`,
-        z.commit_ms <= 1.5 * a.commit_ms,
+        `${mode}: commit CPU at ${z.records} / at ${a.records} records: ${f(z.commit_cpu_ms, 2)}/${f(a.commit_cpu_ms, 2)} ms = ${f(z.commit_cpu_ms / a.commit_cpu_ms, 2)}x (<= 1.5x; wall ${f(z.commit_ms, 2)}/${f(a.commit_ms, 2)} ms)`,
+        z.commit_cpu_ms <= 1.5 * a.commit_cpu_ms,
       );
       t(
         `${mode}: one-record read at ${z.records} / at ${a.records} records: ${f(z.read_record_ms, 2)}/${f(a.read_record_ms, 2)} ms = ${f(z.read_record_ms / a.read_record_ms, 2)}x (<= 1.5x)`,

@@ -104,7 +104,7 @@ async function measureCommits(store, reps, commitOne, readOne) {
  * append mode, a Single writer in indexed mode): stored manifest size, manifest + page bytes written by
  * a one-record commit, that commit's time, and a one-record read. Append grows one store through every
  * checkpoint; indexed makes one store per checkpoint, its time axis that long, committed in order but
- * for the last `reps` records, which are then committed one at a time.
+ * for `reps` records mid-axis, which are then committed one at a time.
  */
 async function manifestVsRecords({ checkpoints, commitEvery, reps = 5 }) {
   const one = new Float32Array(1);
@@ -140,18 +140,21 @@ async function manifestVsRecords({ checkpoints, commitEvery, reps = 5 }) {
     const store = new ManifestCountingStore();
     const times = Array.from({ length: n }, (_, i) => i);
     const w = await ZarrStreamWriter.create(store, tinySchema(1, { indexed: { times } }), { kind: "single" });
-    const last = n - Math.min(reps, n);
-    for (let r = 0; r < last; r++) {
+    // The measured records sit mid-axis, so each of their commits rewrites a full page.
+    const gap = Math.min(reps, n);
+    const from = Math.floor((n - gap) / 2);
+    for (let r = 0; r < n; r++) {
+      if (r >= from && r < from + gap) continue;
       one[0] = r;
       await w.writeRecordAt(r, r, { v: one });
-      if ((r + 1) % commitEvery === 0 || r + 1 === last) await w.flush();
+      if ((r + 1) % commitEvery === 0 || r + 1 === n) await w.flush();
     }
     const point = await measureCommits(
       store,
-      Math.min(reps, n),
+      gap,
       async (k) => {
-        one[0] = last + k;
-        await w.writeRecordAt(last + k, last + k, { v: one });
+        one[0] = from + k;
+        await w.writeRecordAt(from + k, from + k, { v: one });
         await w.flush();
       },
       () => readRecord(store, "v", 0),

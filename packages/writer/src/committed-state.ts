@@ -1,6 +1,7 @@
 import { CommitError, type ManifestBlob } from "@zarr-stream/spec";
 import type { VerifiedCommit } from "./commit-check.js";
 import { carrySummary, committedEntries } from "./indexed-summary.js";
+import { noteChanges } from "./list-lineage.js";
 import { type CommittedState, compareBlobs } from "./manifest-doc.js";
 
 /**
@@ -35,14 +36,17 @@ export function applyCommit(state: CommittedState, verified: VerifiedCommit, sha
       verified.records.map((r) => r.index),
     );
   } else if (verified.records.length > 0) {
+    const changed = new Set<number>();
     for (const r of verified.records) {
       const index = Math.floor(r.index / shardT);
       // Append commits land in the open (last) time shards: search from the end.
-      const at = next.timeShards.findLastIndex((e) => e.index === index);
+      let at = next.timeShards.findLastIndex((e) => e.index === index);
       const entry = next.timeShards[at];
       if (entry) next.timeShards[at] = { ...entry, t_end: r.t, n: entry.n + 1 };
-      else next.timeShards.push({ index, t_start: r.t, t_end: r.t, n: 1 });
+      else at = next.timeShards.push({ index, t_start: r.t, t_end: r.t, n: 1 }) - 1;
+      changed.add(at);
     }
+    noteChanges(state.timeShards, next.timeShards, changed);
     next.nCommitted += verified.records.length;
     next.lastT = verified.records[verified.records.length - 1]!.t;
   }

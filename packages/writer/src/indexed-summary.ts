@@ -1,4 +1,5 @@
 import { indexedTimeShards, type RecordEntry, type TimeShardEntry } from "@zarr-stream/spec";
+import { noteChanges } from "./list-lineage.js";
 
 /**
  * What an indexed store's manifest derives from its record entries: the committed count, the last
@@ -17,19 +18,6 @@ interface Summary {
  * its cost does not grow with the time axis.
  */
 const summaries = new WeakMap<readonly RecordEntry[], Summary>();
-
-/** For an entries array made from another by replacing some entries: which one, and which entries. */
-const lineage = new WeakMap<readonly RecordEntry[], { prev: readonly RecordEntry[]; changed: number[] }>();
-
-/** The indices at which `next` differs from `prev`, when `next` was made from `prev` by one change. */
-export function changedSince(
-  next: readonly RecordEntry[],
-  prev: readonly RecordEntry[] | undefined,
-): readonly number[] | undefined {
-  if (next === prev) return [];
-  const step = lineage.get(next);
-  return step !== undefined && step.prev === prev ? step.changed : undefined;
-}
 
 export function indexedSummary(entries: readonly RecordEntry[], shardT: number): Summary {
   const cached = summaries.get(entries);
@@ -87,7 +75,8 @@ export function carrySummary(
   next: readonly RecordEntry[],
   changed: Iterable<number>,
 ): void {
-  lineage.set(next, { prev, changed: [...changed] });
+  const indices = [...new Set(changed)];
+  noteChanges(prev, next, indices);
   const before = summaries.get(prev);
   if (before === undefined) return;
   const { shardT } = before;
@@ -95,7 +84,7 @@ export function carrySummary(
   let lastIndex = before.lastIndex;
   let lostLast = false;
   const shards = new Set<number>();
-  for (const i of new Set(changed)) {
+  for (const i of indices) {
     const was = prev[i]!.committed;
     const is = next[i]!.committed;
     committed += Number(is) - Number(was);

@@ -84,8 +84,9 @@ function v1Fields(id: ManifestIdentity, state: CommittedState): Omit<OutputManif
     vars: schema.vars.map(varEntry),
     chunk_shape: { ...schema.chunk_shape },
     shard_shape: { ...schema.shard_shape },
-    // Entries are never changed in place (committed-state.ts replaces them), so the lists are shared.
-    time_shards: summary.timeShards.slice(),
+    // Committed-state lists are never changed once made (committed-state.ts copies them), so the
+    // manifest shares them rather than copying them at every commit.
+    time_shards: summary.timeShards,
     last_t: summary.lastT,
     n_records: timeLength,
     created_at: state.createdAt,

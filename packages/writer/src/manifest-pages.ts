@@ -12,7 +12,7 @@ import {
   splitPagedList,
   type TimeShardEntry,
 } from "@zarr-stream/spec";
-import { changedSince } from "./indexed-summary.js";
+import { changedSince } from "./list-lineage.js";
 
 /** A manifest as the owner writes it: the stored (paged) document and the pages it refers to. */
 export interface ComposedManifest {
@@ -46,8 +46,9 @@ export class ManifestPager {
   #pages = new Map<number, ManifestPage<object>>();
   /** sha256 of the pages known to be in the store (written by this owner, or referred to by a manifest read). */
   readonly #stored = new Set<string>();
-  /** The record entries of the last composed manifest. */
+  /** The record entries and time shards of the last composed manifest. */
   #source: readonly RecordEntry[] | undefined;
+  #shardSource: readonly TimeShardEntry[] | undefined;
 
   /** A manifest read from the store: its pages exist there. */
   knowStored(refs: readonly ManifestPageRef[]): void {
@@ -76,7 +77,7 @@ export class ManifestPager {
         fresh,
       };
     }
-    const { pages, fresh, tail } = this.#pageBlocks("time_shards", m.time_shards, sameShard);
+    const { pages, fresh, tail } = this.#timeShardPages(m.time_shards);
     if (pages.length === 0) return { stored: m, pages, fresh };
     const stored = pagedManifest(m, { timeShards: { refs: pages.map((p) => p.ref), tail } });
     return { stored, list: "time_shards", pages, fresh };
@@ -108,7 +109,43 @@ export class ManifestPager {
     }
     this.#pages = next;
     this.#source = entries;
+    this.#shardSource = undefined;
     return { pages, fresh };
+  }
+
+  /**
+   * Append time shards are dense (shard i at position i), so block b is positions [bP, (b+1)P): a sealed
+   * block none of whose shards changed since the last composed manifest keeps its page unseen.
+   */
+  #timeShardPages(shards: readonly TimeShardEntry[]) {
+    const P = MANIFEST_PAGE_SIZE;
+    const changed = changedSince(shards, this.#shardSource);
+    const dense = shards.length === 0 || shards[shards.length - 1]!.index === shards.length - 1;
+    if (changed === undefined || !dense || shards.length <= P) {
+      const out = this.#pageBlocks("time_shards", shards, sameShard);
+      this.#shardSource = shards;
+      return out;
+    }
+    const dirty = new Set(changed.map((i) => i - (i % P)));
+    const sealedEnd = shards.length - (shards.length % P);
+    const pages: ManifestPage<object>[] = [];
+    const fresh: ManifestPage<object>[] = [];
+    const next = new Map<number, ManifestPage<object>>();
+    for (let first = 0; first < sealedEnd; first += P) {
+      const kept = this.#pages.get(first);
+      let page = kept !== undefined && !dirty.has(first) ? kept : undefined;
+      if (page === undefined) {
+        const block = shards.slice(first, first + P);
+        const same = kept !== undefined && sameEntries(kept.entries as TimeShardEntry[], block, sameShard);
+        page = same ? kept! : makeManifestPage(first, block);
+      }
+      if (!this.#stored.has(page.ref.sha256)) fresh.push(page);
+      pages.push(page);
+      next.set(first, page);
+    }
+    this.#pages = next;
+    this.#shardSource = shards;
+    return { pages, fresh, tail: shards.slice(sealedEnd) };
   }
 
   #pageBlocks<L extends PagedList>(
@@ -131,7 +168,6 @@ export class ManifestPager {
       next.set(b.slot, page);
     }
     this.#pages = next;
-    this.#source = undefined;
     return { pages, fresh, tail };
   }
 }
