@@ -114,7 +114,7 @@ export function buildManifestV2(id: ManifestIdentity, state: CommittedState): Ou
   };
   // The state's entries array is never changed once made (a commit copies it), so the manifest shares
   // it rather than copying 10^5 pointers per commit, and the manifest pager knows it by identity.
-  // (Freezing it would put V8's array in slow mode and make that copy 20x dearer.)
+  // (Frozen, V8 would keep the array in slow mode, which makes every later copy of it dear.)
   if (state.entries) m.records = { entries: state.entries };
   return m;
 }
