@@ -7,6 +7,7 @@ import {
   type ArrayKind,
   arraysOf,
   committedBlobKeys,
+  committedPageKeys,
   committedShardKeys,
   metadataKeys,
 } from "./store-model.js";
@@ -27,7 +28,8 @@ export interface InspectArray {
 
 export interface InspectReport {
   store: string;
-  manifest: { label: string; version: 1 | 2 };
+  /** `pages`: the manifest pages the stored manifest refers to (0 when every list is inline). */
+  manifest: { label: string; version: 1 | 2; pages: number };
   commit_seq: number | null;
   n_writers: number;
   region_dims: string[];
@@ -79,7 +81,8 @@ export async function inspectStore(store: Store): Promise<InspectReport> {
   const keySet = new Set(keys);
   const sizes = new Map(await Promise.all(keys.map(async (k) => [k, (await store.size(k)) ?? 0] as const)));
   const arrays = arraysOf(m, keySet);
-  const committed = new Set([...metadataKeys(arrays), ...committedBlobKeys(m)]);
+  const pages = committedPageKeys(m);
+  const committed = new Set([...metadataKeys(arrays), ...committedBlobKeys(m), ...pages]);
   const out: InspectArray[] = [];
   for (const a of arrays) {
     const layout = await readArrayLayout(store, a.name);
@@ -101,7 +104,7 @@ export async function inspectStore(store: Store): Promise<InspectReport> {
   const v2 = isV2(m) ? m : undefined;
   return {
     store: store.url,
-    manifest: { label: m.schema, version: v2 ? 2 : 1 },
+    manifest: { label: m.schema, version: v2 ? 2 : 1, pages: pages.length },
     commit_seq: v2?.commit_seq ?? null,
     n_writers: v2?.n_writers ?? 1,
     region_dims: v2?.region_dims ?? [],
@@ -151,7 +154,7 @@ export function formatInspect(r: InspectReport): string {
   const lines: string[] = [];
   lines.push(`store         ${r.store}`);
   lines.push(
-    `manifest      ${r.manifest.label}${r.commit_seq === null ? "" : `  commit_seq ${r.commit_seq}`}`,
+    `manifest      ${r.manifest.label}${r.commit_seq === null ? "" : `  commit_seq ${r.commit_seq}`}${r.manifest.pages > 0 ? `  ${r.manifest.pages} pages` : ""}`,
   );
   lines.push(
     `writers       ${r.n_writers}${r.region_dims.length ? `  region dims ${r.region_dims.join(", ")}` : ""}`,

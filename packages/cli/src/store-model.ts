@@ -1,6 +1,6 @@
-import { blobObjectKey, isV2, MANIFEST_KEY } from "@zarr-stream/reader";
+import { blobObjectKey, isV2, MANIFEST_KEY, manifestPageRefs } from "@zarr-stream/reader";
 import { type ArrayLayout, shardKey } from "@zarr-stream/shard";
-import type { OutputManifest, VariableSpec } from "@zarr-stream/spec";
+import { manifestPageKey, type OutputManifest, type VariableSpec } from "@zarr-stream/spec";
 
 export type ArrayKind = "time" | "coord" | "var" | "static";
 
@@ -94,6 +94,12 @@ export function committedBlobKeys(m: OutputManifest): string[] {
   return m.blobs.map((b) =>
     blobObjectKey(b.scope === "static" ? "static" : { record: b.record! }, b.writer, b.key),
   );
+}
+
+/** Store keys of the manifest pages a paged manifest read through the reader refers to. */
+export function committedPageKeys(m: OutputManifest): string[] {
+  const paged = manifestPageRefs(m);
+  return paged ? paged.refs.map((r) => manifestPageKey(paged.list, r.sha256)) : [];
 }
 
 /** Metadata keys the committed state consists of besides shard objects and blobs. */

@@ -8,7 +8,14 @@ import {
   parseShardIndex,
   shardIndexByteLength,
 } from "@zarr-stream/shard";
-import { type OutputManifest, validateOutputManifest } from "@zarr-stream/spec";
+import {
+  CorruptStore,
+  manifestPageKey,
+  type OutputManifest,
+  resolveManifestPages,
+  validateManifestPage,
+  validateOutputManifest,
+} from "@zarr-stream/spec";
 import type { Store } from "@zarr-stream/store";
 import { bloscClaim, zstdClaim } from "./frame-header.js";
 import { runLimited } from "./limit.js";
@@ -50,9 +57,17 @@ async function readManifest(store: Store, problems: Problem[]): Promise<OutputMa
     return undefined;
   }
   try {
-    return validateOutputManifest(parseJsonObject(bytes, MANIFEST_KEY));
+    const stored = validateOutputManifest(parseJsonObject(bytes, MANIFEST_KEY));
+    // Pages are read and hashed here, never from a reader's cache: verify checks the bytes in the store.
+    return await resolveManifestPages(stored, async (list, ref) => {
+      const key = manifestPageKey(list, ref.sha256);
+      const page = await store.get(key);
+      if (page === undefined) throw new CorruptStore(`missing, yet ${MANIFEST_KEY} refers to it`, key);
+      return validateManifestPage(list, ref, page);
+    });
   } catch (e) {
-    problems.push({ key: MANIFEST_KEY, problem: `fails its schema: ${message(e)}` });
+    if (e instanceof CorruptStore) problems.push({ key: e.key, problem: message(e) });
+    else problems.push({ key: MANIFEST_KEY, problem: `fails its schema: ${message(e)}` });
     return undefined;
   }
 }

@@ -151,7 +151,7 @@ describe("zstream inspect (child process)", () => {
     }
     await w.close();
     const report = JSON.parse(zstream("inspect", dir, "--json").stdout) as InspectReport;
-    assert.deepEqual(report.manifest, { label: "earthsciio/output-manifest/v1", version: 1 });
+    assert.deepEqual(report.manifest, { label: "earthsciio/output-manifest/v1", version: 1, pages: 0 });
     assert.equal(report.commit_seq, null);
     assert.deepEqual([report.records.count, report.records.first_t, report.records.last_t], [3, 0, 60]);
     assert.deepEqual(report.uncommitted, []);

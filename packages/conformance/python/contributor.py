@@ -34,6 +34,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from crosscheck_write_v2 import DTYPES, generated_region  # noqa: E402
+from manifest_pages import resolve as resolve_pages  # noqa: E402
 
 MANIFEST_V2 = "earthsciio/output-manifest/v2"
 TOKEN_SCHEMA = "earthsciio/commit-token/v1"
@@ -117,6 +118,7 @@ class Contributor:
         if not isinstance(m, dict) or m.get("schema") != MANIFEST_V2:
             raise ProtocolError(f"join needs an {MANIFEST_V2} store; {store} has {m.get('schema') if isinstance(m, dict) else m!r}")
         _validate_manifest(m)
+        m = resolve_pages(root, m)
         if fingerprint(m) != m["fingerprint"]:
             raise FingerprintMismatch(f"the manifest's fingerprint {m['fingerprint']} is not its schema's {fingerprint(m)}")
         if m["time_mode"] != "append":

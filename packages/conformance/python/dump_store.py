@@ -1,7 +1,8 @@
 """Independent reader drivers of the v2 write conformance suite (seed 000 §10).
 
 Each reader dumps what a store committed into earthsciio/write-v2-dump/v1 without zarr-stream code:
-the committed set comes from output_manifest.json read as plain JSON, every array through the reader.
+the committed set comes from output_manifest.json read as plain JSON (its pages resolved by
+manifest_pages.py), every array through the reader.
 
     python dump_store.py READER JOBS.json
 
@@ -28,6 +29,9 @@ WRITER = "zarr-stream-ts"
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "python"))
 from zsinterop import read_tensorstore as _read_tensorstore  # noqa: E402
 from zsinterop import read_zarr as _read_zarr  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from manifest_pages import read_manifest  # noqa: E402
 
 
 def read_zarr_python(root: Path, name: str) -> np.ndarray:
@@ -89,7 +93,8 @@ def guarded(fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
 
 def dump(reader: str, root: Path, case: str, writer: str = WRITER) -> dict[str, Any]:
     read = READERS[reader]
-    m = json.loads((root / "output_manifest.json").read_text())
+    raw = json.loads((root / "output_manifest.json").read_text())
+    m = read_manifest(root)
     label = m["schema"]
     if label not in ("earthsciio/output-manifest/v1", "earthsciio/output-manifest/v2"):
         raise ValueError(f"unknown manifest label {label!r}")
@@ -136,7 +141,7 @@ def dump(reader: str, root: Path, case: str, writer: str = WRITER) -> dict[str, 
         "records": records,
         "statics": statics,
         "blobs": blobs,
-        "manifest": m,
+        "manifest": raw,
     }
 
 

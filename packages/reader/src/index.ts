@@ -8,6 +8,7 @@ export {
   readOutputManifestIfPresent,
   requireV2,
 } from "./manifest.js";
+export { manifestPageRefs } from "./manifest-pages.js";
 export { normalizePythonV1Spelling, usesPythonV1Spelling } from "./python-v1-spelling.js";
 export {
   BLOB_KEY_PATTERN,

@@ -7,6 +7,7 @@ import {
   validateOutputManifest,
 } from "@zarr-stream/spec";
 import type { ReadableStore, Store } from "@zarr-stream/store";
+import { resolveManifestBytes } from "./manifest-pages.js";
 import { cachedDocument, deepFreeze } from "./metadata-cache.js";
 import { normalizePythonV1Spelling, usesPythonV1Spelling } from "./python-v1-spelling.js";
 
@@ -27,22 +28,37 @@ export function parseJsonObject(bytes: Uint8Array, key: string): unknown {
  * and version (metadata-cache.ts): the result is frozen and shared, so copy what you change.
  */
 export async function readOutputManifest(store: ReadableStore): Promise<OutputManifest> {
-  const m = await cachedDocument(store, MANIFEST_KEY, "manifest", parseReaderManifest);
+  const m = await readOutputManifestIfPresent(store);
   if (m === undefined) throw new StoreError(`no ${MANIFEST_KEY} in ${store.url}`, MANIFEST_KEY);
   return m;
 }
 
-/**
- * Readers take the manifest in the contract's spelling; it is frozen because one parsed manifest is shared
- * by every read of the store handle until a new commit changes its version (metadata-cache.ts).
- */
-function parseReaderManifest(bytes: Uint8Array): OutputManifest {
-  return deepFreeze(validateOutputManifest(normalizePythonV1Spelling(parseJsonObject(bytes, MANIFEST_KEY))));
-}
-
 /** The manifest, or undefined when the store has none yet (a v1 store before its first commit). */
 export async function readOutputManifestIfPresent(store: ReadableStore): Promise<OutputManifest | undefined> {
-  return cachedDocument(store, MANIFEST_KEY, "manifest", parseReaderManifest);
+  return cachedDocument(store, MANIFEST_KEY, "manifest", (bytes) => resolveReaderManifest(store, bytes));
+}
+
+/**
+ * Readers take the manifest in the contract's spelling, its pages resolved (manifest-pages.ts); it is
+ * frozen because one parsed manifest is shared by every read of the store handle until a new commit
+ * changes its version (metadata-cache.ts).
+ */
+async function resolveReaderManifest(store: ReadableStore, bytes: Uint8Array): Promise<OutputManifest> {
+  const reread = async () => {
+    const again = await store.get(MANIFEST_KEY);
+    return again === undefined ? undefined : { bytes: again, version: null };
+  };
+  const { manifest } = await resolveManifestBytes(
+    store,
+    { bytes, version: null },
+    parseReaderManifest,
+    reread,
+  );
+  return manifest;
+}
+
+function parseReaderManifest(bytes: Uint8Array): OutputManifest {
+  return deepFreeze(validateOutputManifest(normalizePythonV1Spelling(parseJsonObject(bytes, MANIFEST_KEY))));
 }
 
 /**
@@ -52,15 +68,23 @@ export async function readOutputManifestIfPresent(store: ReadableStore): Promise
 export async function readManifestVersioned(
   store: Store,
 ): Promise<{ manifest: OutputManifest; tag: string | null } | undefined> {
-  if (!store.getVersioned) {
+  const getVersioned = store.getVersioned?.bind(store);
+  if (!getVersioned) {
     if ((await store.size(MANIFEST_KEY)) === undefined) return undefined;
-    const bytes = await store.get(MANIFEST_KEY);
-    if (bytes === undefined) throw new StoreError(`no ${MANIFEST_KEY} in ${store.url}`, MANIFEST_KEY);
-    return { manifest: manifestForWriter(bytes), tag: null };
+    const get = async () => {
+      const bytes = await store.get(MANIFEST_KEY);
+      return bytes === undefined ? undefined : { bytes, version: null };
+    };
+    const read = await get();
+    if (read === undefined) throw new StoreError(`no ${MANIFEST_KEY} in ${store.url}`, MANIFEST_KEY);
+    const { manifest } = await resolveManifestBytes(store, read, manifestForWriter, get);
+    return { manifest, tag: null };
   }
-  const got = await store.getVersioned(MANIFEST_KEY);
+  const got = await getVersioned(MANIFEST_KEY);
   if (got === undefined) return undefined;
-  return { manifest: manifestForWriter(got.bytes), tag: got.version };
+  const get = () => getVersioned(MANIFEST_KEY);
+  const { manifest, version } = await resolveManifestBytes(store, got, manifestForWriter, get);
+  return { manifest, tag: version };
 }
 
 /**

@@ -80,21 +80,48 @@ export function validateOutputManifestV1(value: unknown): OutputManifestV1 {
   return m;
 }
 
-/** v2 shape plus its cross-field rules (docs/output-manifest-v2.md). */
+/**
+ * v2 shape plus its cross-field rules (docs/output-manifest-v2.md). A paged manifest as stored
+ * (docs/manifest-pages.md) passes with the rules on its paged lists left to resolveManifestPages, which
+ * checks them on the resolved lists.
+ */
 export function validateOutputManifestV2(value: unknown): OutputManifestV2 {
   const m = manifestV2Shape(value);
+  checkOutputManifestV2Rules(m, m.time_shard_pages !== undefined || m.records?.pages !== undefined);
+  return m;
+}
+
+/** Where a paged manifest keeps its lists (docs/manifest-pages.md): records in indexed mode, time shards in append. */
+function checkPagedLists(m: OutputManifestV2): void {
   const doc = MANIFEST_V2;
-  checkCommonManifest(doc, m);
+  if (m.records?.pages !== undefined) {
+    if (m.records.entries.length > 0)
+      fail(doc, "/records/entries", "paged records keep every entry in pages");
+    if (m.time_shards.length > 0)
+      fail(doc, "/time_shards", "an indexed manifest with paged records derives its time shards");
+    if (m.time_shard_pages !== undefined)
+      fail(doc, "/time_shard_pages", "indexed time shards are derived, not paged");
+  }
+  if (m.time_shard_pages !== undefined && m.time_mode !== "append")
+    fail(doc, "/time_shard_pages", "only append mode pages its time shards");
+}
+
+/** The v2 cross-field rules; `paged` skips those on the lists that live partly in pages. */
+export function checkOutputManifestV2Rules(m: OutputManifestV2, paged = false): void {
+  const doc = MANIFEST_V2;
+  if (!paged) checkCommonManifest(doc, m);
+  else if (!m.dims.some((d) => d.name === m.time_dim)) fail(doc, "/time_dim", `"${m.time_dim}" is not a dim`);
   const timeLength = m.dims.find((d) => d.name === m.time_dim)!.length;
   if (timeLength !== m.n_records) {
     fail(doc, "/dims", `time dim length ${timeLength} differs from n_records ${m.n_records}`);
   }
+  if (paged) checkPagedLists(m);
   if (m.time_mode === "indexed") {
     if (m.records === undefined) fail(doc, "/records", "indexed mode needs records");
-    if (m.records.entries.length !== m.n_records) {
+    if (!paged && m.records.entries.length !== m.n_records) {
       fail(doc, "/records/entries", `${m.records.entries.length} entries for n_records ${m.n_records}`);
     }
-    const t = firstUnsorted(m.records.entries, (a, b) => (a.t < b.t ? -1 : 1));
+    const t = paged ? -1 : firstUnsorted(m.records.entries, (a, b) => (a.t < b.t ? -1 : 1));
     if (t >= 0) fail(doc, `/records/entries/${t}/t`, "record times must be strictly increasing");
   } else if (m.records !== undefined) {
     fail(doc, "/records", "append mode has no records (committed records are 0..n_records-1)");
@@ -118,7 +145,6 @@ export function validateOutputManifestV2(value: unknown): OutputManifestV2 {
       fail(doc, `/blobs/${i}/record`, `record ${blob.record} >= n_records ${m.n_records}`);
     }
   });
-  return m;
 }
 
 /** Dispatches on the exact `schema` label (readers pin it, seed §8.1); any other label is refused. */

@@ -158,3 +158,17 @@ export class ClaimLost extends ZarrStreamError {
 export class PublishConflict extends ZarrStreamError {
   override name = "PublishConflict";
 }
+
+/**
+ * The store's committed metadata does not hold together: an object the manifest refers to (a manifest
+ * page) is missing, or its bytes are not the ones the manifest names. `key` is the object.
+ */
+export class CorruptStore extends ZarrStreamError {
+  override name = "CorruptStore";
+  constructor(
+    message: string,
+    readonly key = "",
+  ) {
+    super(message);
+  }
+}

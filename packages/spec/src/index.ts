@@ -15,6 +15,26 @@ export { formatFloat, pythonFloatRepr } from "./float.js";
 export { fillGenerated, type GeneratedArray, generatorValue } from "./generator.js";
 export { schemaFromManifest } from "./manifest.js";
 export {
+  indexedTimeShards,
+  isPagedManifest,
+  type ListBlock,
+  MANIFEST_PAGE_PREFIX,
+  MANIFEST_PAGE_SIZE,
+  type ManifestPage,
+  type ManifestPageFetch,
+  makeManifestPage,
+  manifestPageBytes,
+  manifestPageKey,
+  type PagedEntry,
+  type PagedList,
+  pagedManifest,
+  pageManifest,
+  resolveManifestPages,
+  sha256Hex,
+  splitPagedList,
+  validateManifestPage,
+} from "./manifest-pages.js";
+export {
   canonicalRegion,
   canonicalRegionJson,
   checkRegionAligned,

@@ -142,8 +142,25 @@ export interface OutputManifestV2 extends Omit<OutputManifestV1, "schema"> {
   commit_seq: number;
   statics: VariableSpec[];
   statics_committed: string[];
-  records?: { entries: RecordEntry[] };
+  /**
+   * Indexed mode. In a paged manifest as stored, `pages` holds every entry, `entries` is empty and
+   * `time_shards` is empty too: readers derive it from the entries (docs/manifest-pages.md).
+   */
+  records?: { pages?: ManifestPageRef[]; entries: RecordEntry[] };
   blobs: ManifestBlob[];
+  /** Append mode, in a manifest as stored: the sealed pages of `time_shards`, which then holds the tail. */
+  time_shard_pages?: ManifestPageRef[];
+}
+
+/**
+ * A sealed page of a paged manifest list (docs/manifest-pages.md): entries `first .. first+count-1` of
+ * the list, stored immutable at `.zarr-stream/manifest/<list>/<sha256>.json`, whose bytes hash to
+ * `sha256` (lowercase hex).
+ */
+export interface ManifestPageRef {
+  first: number;
+  count: number;
+  sha256: string;
 }
 
 export type OutputManifest = OutputManifestV1 | OutputManifestV2;

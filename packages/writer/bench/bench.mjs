@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // npm run bench [-- --json FILE] [--quick] [--rounds N] [--no-scaling] [--only limit,zarr-stream,...]
+//   [--curves commitVsWriters,manifestVsRecords,rssAndReadVsRecords]
 // Prints the table on stdout (progress on stderr); --json also writes the results as JSON.
 import { parseArgs } from "node:util";
 import { runBench } from "./harness.mjs";
@@ -12,6 +13,7 @@ const { values } = parseArgs({
     rounds: { type: "string" },
     "no-scaling": { type: "boolean", default: false },
     only: { type: "string" },
+    curves: { type: "string" },
   },
 });
 const out = await runBench({
@@ -20,5 +22,6 @@ const out = await runBench({
   rounds: values.rounds === undefined ? undefined : Number(values.rounds),
   scaling: !values["no-scaling"],
   only: values.only?.split(","),
+  curves: values.curves?.split(","),
 });
 process.stdout.write(formatReport(out));

@@ -170,7 +170,8 @@ function poolMB(wl) {
 
 /**
  * Runs everything and returns the results object (also written to `json` when given).
- * opts: {quick, workload (overrides), rounds, json, workDir, scaling, variants, only (names), log}
+ * opts: {quick, workload (overrides), rounds, json, workDir, scaling, curves (scaling curve names), variants,
+ * only (names), log}
  */
 export async function runBench(opts = {}) {
   const quick = opts.quick ?? false;
@@ -208,7 +209,7 @@ export async function runBench(opts = {}) {
   const contenders = Object.fromEntries(
     [...CONTENDERS, ...variants].map((n) => [n, results[n] ?? { error: errors[n] ?? "not run" }]),
   );
-  const scaling = opts.scaling === false ? {} : await runScaling(quick, workDir, wl, log);
+  const scaling = opts.scaling === false ? {} : await runScaling(quick, workDir, wl, log, opts.curves);
   const out = {
     workload: wl,
     machine: { cpus: availableParallelism(), loadavg_end: loadavg(), node: process.version, rounds },
@@ -248,8 +249,9 @@ function ratios(contenders, limit) {
   return out;
 }
 
-async function runScaling(quick, workDir, wl, log) {
+async function runScaling(quick, workDir, wl, log, only) {
   const curve = async (name, params) => {
+    if (only && !only.includes(name)) return { error: "not run" };
     const t = performance.now();
     try {
       const r = lastJson(
@@ -278,8 +280,9 @@ async function runScaling(quick, workDir, wl, log) {
       reps: quick ? 1 : 3,
     }),
     manifest_vs_records: await curve("manifestVsRecords", {
-      checkpoints: quick ? [10, 100] : [10, 100, 1000, 10000, 100000],
+      checkpoints: quick ? [10, 100] : [1000, 10000, 100000],
       commitEvery: quick ? 8 : 1000,
+      reps: quick ? 2 : 15,
     }),
     rss_and_read_vs_records: await curve("rssAndReadVsRecords", {
       workload: small,

@@ -52,36 +52,114 @@ async function commitVsWriters({ writers, reps }) {
   return out;
 }
 
-const manifestBytes = async (store) => (await store.get(MANIFEST_KEY))?.byteLength ?? 0;
+const MANIFEST_PAGES = ".zarr-stream/manifest/";
 
-/** Manifest size after n records: append (one store grown through every checkpoint) and indexed (one store each). */
-async function manifestVsRecords({ checkpoints, commitEvery }) {
-  const max = checkpoints[checkpoints.length - 1];
+/** A MemoryStore that counts the bytes put to the manifest and its pages. */
+class ManifestCountingStore extends MemoryStore {
+  manifestBytesPut = 0;
+  async putIfVersion(key, bytes, expected) {
+    if (key === MANIFEST_KEY || key.startsWith(MANIFEST_PAGES)) this.manifestBytesPut += bytes.byteLength;
+    return super.putIfVersion(key, bytes, expected);
+  }
+}
+
+const best = (xs) => Math.min(...xs);
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/**
+ * `reps` one-record commits at the store's current size: manifest + page bytes put by each (largest),
+ * wall time (best) and CPU time (median) of each, then the best of three one-record reads.
+ */
+async function measureCommits(store, reps, commitOne, readOne) {
+  const bytes = [];
+  const wall = [];
+  const cpu = [];
+  for (let k = 0; k < reps; k++) {
+    store.manifestBytesPut = 0;
+    const c0 = process.cpuUsage();
+    const t0 = performance.now();
+    await commitOne(k);
+    wall.push(performance.now() - t0);
+    const c = process.cpuUsage(c0);
+    cpu.push((c.user + c.system) / 1000);
+    bytes.push(store.manifestBytesPut);
+  }
+  const reads = [];
+  for (let i = 0; i < 3; i++) {
+    const t0 = performance.now();
+    await readOne();
+    reads.push(performance.now() - t0);
+  }
+  return {
+    manifest_bytes: (await store.get(MANIFEST_KEY))?.byteLength ?? 0,
+    commit_bytes: Math.max(...bytes),
+    commit_ms: best(wall),
+    commit_cpu_ms: median(cpu),
+    read_record_ms: best(reads),
+  };
+}
+
+/**
+ * The manifest's cost as records accumulate, through the real writer on a MemoryStore (v2: an owner in
+ * append mode, a Single writer in indexed mode): stored manifest size, manifest + page bytes written by
+ * a one-record commit, that commit's time, and a one-record read. Append grows one store through every
+ * checkpoint; indexed makes one store per checkpoint, its time axis that long, committed in order but
+ * for `reps` records mid-axis, which are then committed one at a time.
+ */
+async function manifestVsRecords({ checkpoints, commitEvery, reps = 5 }) {
+  const one = new Float32Array(1);
   const append = [];
   {
-    const store = new MemoryStore();
-    const w = await ZarrStreamWriter.create(store, tinySchema(1, "append"), { kind: "single" });
-    const one = new Float32Array(1);
-    for (let r = 0; r < max; r++) {
-      one[0] = r;
-      await w.writeRecord(r, { v: one });
-      if ((r + 1) % commitEvery === 0 || checkpoints.includes(r + 1)) await w.flush();
-      if (checkpoints.includes(r + 1))
-        append.push({ records: r + 1, manifest_bytes: await manifestBytes(store) });
+    const store = new ManifestCountingStore();
+    const w = await ZarrStreamWriter.create(store, tinySchema(1, "append"), { kind: "owner", nWriters: 1 });
+    const commit = async () => w.commit([await w.flush()]);
+    let r = 0;
+    for (const n of checkpoints) {
+      for (; r < n; r++) {
+        one[0] = r;
+        await w.writeRecord(r, { v: one });
+        if ((r + 1) % commitEvery === 0 || r + 1 === n) await commit();
+      }
+      const at = r;
+      const point = await measureCommits(
+        store,
+        reps,
+        async () => {
+          one[0] = r;
+          await w.writeRecord(r, { v: one });
+          r++;
+          await commit();
+        },
+        () => readRecord(store, "v", at - 1),
+      );
+      append.push({ records: at, ...point });
     }
   }
   const indexed = [];
   for (const n of checkpoints) {
-    const store = new MemoryStore();
+    const store = new ManifestCountingStore();
     const times = Array.from({ length: n }, (_, i) => i);
     const w = await ZarrStreamWriter.create(store, tinySchema(1, { indexed: { times } }), { kind: "single" });
-    const one = new Float32Array(1);
+    // The measured records sit mid-axis, so each of their commits rewrites a full page.
+    const gap = Math.min(reps, n);
+    const from = Math.floor((n - gap) / 2);
     for (let r = 0; r < n; r++) {
+      if (r >= from && r < from + gap) continue;
       one[0] = r;
       await w.writeRecordAt(r, r, { v: one });
       if ((r + 1) % commitEvery === 0 || r + 1 === n) await w.flush();
     }
-    indexed.push({ records: n, manifest_bytes: await manifestBytes(store) });
+    const point = await measureCommits(
+      store,
+      gap,
+      async (k) => {
+        one[0] = from + k;
+        await w.writeRecordAt(from + k, from + k, { v: one });
+        await w.flush();
+      },
+      () => readRecord(store, "v", 0),
+    );
+    indexed.push({ records: n, ...point });
   }
   return { append, indexed };
 }

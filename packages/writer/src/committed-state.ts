@@ -1,5 +1,7 @@
 import { CommitError, type ManifestBlob } from "@zarr-stream/spec";
 import type { VerifiedCommit } from "./commit-check.js";
+import { carrySummary, committedEntries } from "./indexed-summary.js";
+import { noteChanges } from "./list-lineage.js";
 import { type CommittedState, compareBlobs } from "./manifest-doc.js";
 
 /**
@@ -7,21 +9,44 @@ import { type CommittedState, compareBlobs } from "./manifest-doc.js";
  * the count grows and the time shard entries follow; indexed: per-record generation), statics and blobs
  * join the committed sets, commit_seq increments. Pure: the caller writes it out as the manifest.
  */
+/**
+ * The next state's own lists, sharing the entries: an entry is never changed in place but replaced, so
+ * a commit costs the size of its change plus a copy of pointers, and the manifest pager can tell an
+ * unchanged page by identity.
+ */
+function nextState(state: CommittedState): CommittedState {
+  return {
+    ...state,
+    timeShards: state.timeShards.slice(),
+    ...(state.entries ? { entries: state.entries.slice() } : {}),
+    staticsCommitted: state.staticsCommitted.slice(),
+    blobs: state.blobs.slice(),
+  };
+}
+
 export function applyCommit(state: CommittedState, verified: VerifiedCommit, shardT: number): CommittedState {
-  const next = structuredClone(state);
+  const next = nextState(state);
   if (next.entries) {
     for (const r of verified.records) {
       next.entries[r.index] = { committed: true, t: r.t, generation: next.entries[r.index]!.generation + 1 };
     }
+    carrySummary(
+      state.entries!,
+      next.entries,
+      verified.records.map((r) => r.index),
+    );
   } else if (verified.records.length > 0) {
+    const changed = new Set<number>();
     for (const r of verified.records) {
       const index = Math.floor(r.index / shardT);
-      const entry = next.timeShards.find((e) => e.index === index);
-      if (entry) {
-        entry.t_end = r.t;
-        entry.n += 1;
-      } else next.timeShards.push({ index, t_start: r.t, t_end: r.t, n: 1 });
+      // Append commits land in the open (last) time shards: search from the end.
+      let at = next.timeShards.findLastIndex((e) => e.index === index);
+      const entry = next.timeShards[at];
+      if (entry) next.timeShards[at] = { ...entry, t_end: r.t, n: entry.n + 1 };
+      else at = next.timeShards.push({ index, t_start: r.t, t_end: r.t, n: 1 }) - 1;
+      changed.add(at);
     }
+    noteChanges(state.timeShards, next.timeShards, changed);
     next.nCommitted += verified.records.length;
     next.lastT = verified.records[verified.records.length - 1]!.t;
   }
@@ -43,7 +68,7 @@ export function truncatedState(
   shardT: number,
   bumpCommitSeq: boolean,
 ): CommittedState {
-  const next = structuredClone(state);
+  const next = nextState(state);
   next.nCommitted = keep;
   next.timeShards = [];
   for (let start = 0; start < keep; start += shardT) {
@@ -64,8 +89,9 @@ export function truncatedState(
 /** Seed §6.2 invalidate: the records, and their record-scope blobs, become uncommitted. */
 export function invalidatedState(state: CommittedState, indices: number[]): CommittedState {
   const drop = new Set(indices);
-  const next = structuredClone(state);
-  for (const i of drop) next.entries![i]!.committed = false;
+  const next = nextState(state);
+  for (const i of drop) next.entries![i] = { ...next.entries![i]!, committed: false };
+  carrySummary(state.entries!, next.entries!, drop);
   next.blobs = next.blobs.filter((b) => !(b.scope === "record" && drop.has(b.record!)));
   next.commitSeq += 1;
   return next;
@@ -99,5 +125,5 @@ export function committedIndices(state: CommittedState): number[] {
 }
 
 export function committedCount(state: CommittedState): number {
-  return state.entries ? state.entries.filter((e) => e.committed).length : state.nCommitted;
+  return state.entries ? committedEntries(state.entries) : state.nCommitted;
 }

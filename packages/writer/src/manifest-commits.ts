@@ -1,7 +1,24 @@
-import { MANIFEST_KEY } from "@zarr-stream/reader";
-import { CommitError, type CommitToken, type OutputManifest } from "@zarr-stream/spec";
+import { MANIFEST_KEY, manifestPageRefs } from "@zarr-stream/reader";
+import {
+  CommitError,
+  type CommitToken,
+  CorruptStore,
+  type ManifestPage,
+  manifestPageKey,
+  type OutputManifest,
+  type PagedList,
+} from "@zarr-stream/spec";
 import type { FencedObjects } from "./fenced-objects.js";
-import type { CommittedState } from "./manifest-doc.js";
+import { runLimited } from "./limit.js";
+import { type CommittedState, serializeManifest } from "./manifest-doc.js";
+import { ManifestPager } from "./manifest-pages.js";
+
+/** The pages a manifest write refers to: those to write first, and the keys of all of them. */
+export interface PageSet {
+  list: PagedList;
+  fresh: ManifestPage<object>[];
+  keys: string[];
+}
 
 /** A manifest write, with what it commits. */
 export interface ManifestWrite {
@@ -10,6 +27,8 @@ export interface ManifestWrite {
   manifest: OutputManifest;
   /** The tokens the commit carries, so a retried call (or a Single writer's pending set) can be matched. */
   carried?: CommitToken[];
+  /** A paged manifest's pages (docs/manifest-pages.md). */
+  pages?: PageSet;
 }
 
 const sameBytes = (a: Uint8Array, b: Uint8Array) =>
@@ -23,6 +42,9 @@ const sameBytes = (a: Uint8Array, b: Uint8Array) =>
  */
 export class ManifestCommits {
   #uncertain: ManifestWrite | undefined;
+  readonly #pager = new ManifestPager();
+  /** Page keys of the last manifests known to have landed, oldest first (at most three). */
+  #landed: string[][] = [];
 
   constructor(
     private readonly objects: FencedObjects,
@@ -46,6 +68,75 @@ export class ManifestCommits {
     if (((await this.objects.store.version(MANIFEST_KEY)) ?? null) !== this.tag) throw this.concurrentOwner();
   }
 
+  /** Adopts a manifest read from the store at `tag`: the pages it refers to are there. */
+  adoptRead(m: OutputManifest | undefined, tag: string | null): void {
+    this.tag = tag;
+    const paged = m && manifestPageRefs(m);
+    this.#landed = [paged ? paged.refs.map((r) => manifestPageKey(paged.list, r.sha256)) : []];
+    if (paged) this.#pager.knowStored(paged.refs);
+  }
+
+  /** The bytes of `manifest` as stored (v2: paged once a list outgrows a page) and the pages they need. */
+  compose(manifest: OutputManifest): { bytes: Uint8Array; pages?: PageSet } {
+    if (manifest.schema !== "earthsciio/output-manifest/v2") return { bytes: serializeManifest(manifest) };
+    const c = this.#pager.compose(manifest);
+    const bytes = serializeManifest(c.stored);
+    if (c.list === undefined) return { bytes };
+    const list = c.list;
+    return {
+      bytes,
+      pages: { list, fresh: c.fresh, keys: c.pages.map((p) => manifestPageKey(list, p.ref.sha256)) },
+    };
+  }
+
+  /**
+   * Writes the pages a manifest needs, create-only, before the manifest: a page is named by its sha256, so
+   * one already there must hold exactly these bytes, or the store is corrupt.
+   */
+  async #writePages(pages: PageSet | undefined): Promise<void> {
+    if (pages === undefined || pages.fresh.length === 0) return;
+    const store = this.objects.store;
+    await runLimited(
+      pages.fresh.map((page) => async () => {
+        const key = manifestPageKey(pages.list, page.ref.sha256);
+        if ((await store.putIfVersion(key, page.bytes, null)) !== undefined) return;
+        const there = await store.get(key);
+        if (there === undefined || !sameBytes(there, page.bytes))
+          throw new CorruptStore(`${key} holds bytes other than the page its name hashes`, key);
+      }),
+      16,
+    );
+    this.#pager.markWritten(pages.fresh);
+  }
+
+  /**
+   * A manifest landed: pages that the manifest before the previous one referred to and neither later one
+   * does are deleted, so a reader holding the previous manifest still finds its pages (rule 5). A handle
+   * that no longer holds its lease deletes nothing; a failed delete leaves an unreferenced page behind.
+   */
+  async #landedPages(keys: string[]): Promise<void> {
+    this.#landed.push(keys);
+    if (this.#landed.length <= 2) return;
+    const old = this.#landed.shift()!;
+    const kept = new Set(this.#landed.flat());
+    const gone = old.filter((k) => !kept.has(k));
+    if (gone.length === 0) return;
+    // The commit has landed: collection failing (a store error) must not make it look failed.
+    try {
+      if (!(await this.objects.holdsLease())) return;
+      const store = this.objects.store;
+      this.#pager.forget(gone.map((k) => k.slice(k.lastIndexOf("/") + 1, -".json".length)));
+      await runLimited(
+        gone.map((key) => async () => {
+          await store.delete(key);
+        }),
+        16,
+      );
+    } catch {
+      // A page left behind is unreferenced and invisible.
+    }
+  }
+
   /** Writes the manifest (after `settle`); on success `write.state` is committed. */
   async write(write: ManifestWrite): Promise<void> {
     if (!(await this.tryWrite(write))) throw this.concurrentOwner();
@@ -57,6 +148,7 @@ export class ManifestCommits {
    */
   async tryWrite(write: ManifestWrite): Promise<boolean> {
     await this.objects.assertLease();
+    await this.#writePages(write.pages);
     const store = this.objects.store;
     let tag: string | undefined;
     try {
@@ -73,6 +165,7 @@ export class ManifestCommits {
       tag = current.version;
     }
     this.tag = tag;
+    await this.#landedPages(write.pages?.keys ?? []);
     return true;
   }
 
@@ -91,6 +184,7 @@ export class ManifestCommits {
     if (current === undefined || !sameBytes(current.bytes, pending.bytes)) throw this.concurrentOwner();
     this.#uncertain = undefined;
     this.tag = current.version;
+    await this.#landedPages(pending.pages?.keys ?? []);
     return pending;
   }
 }

@@ -11,6 +11,7 @@ import {
   type TimeShardEntry,
   type VariableSpec,
 } from "@zarr-stream/spec";
+import { indexedSummary } from "./indexed-summary.js";
 import { indexedTimes } from "./time-mode.js";
 
 /** The committed state a manifest records, as the owner keeps it between commits. */
@@ -59,32 +60,16 @@ function varEntry(v: VariableSpec): VariableSpec {
   return out;
 }
 
-function indexedSummary(state: CommittedState, shardT: number) {
-  const byShard = new Map<number, TimeShardEntry>();
-  let lastT: number | null = null;
-  state.entries!.forEach((e, i) => {
-    if (!e.committed) return;
-    lastT = lastT === null ? e.t : Math.max(lastT, e.t);
-    const index = Math.floor(i / shardT);
-    const entry = byShard.get(index);
-    if (!entry) byShard.set(index, { index, t_start: e.t, t_end: e.t, n: 1 });
-    else {
-      entry.t_start = Math.min(entry.t_start, e.t);
-      entry.t_end = Math.max(entry.t_end, e.t);
-      entry.n += 1;
-    }
-  });
-  return { timeShards: [...byShard.values()].sort((a, b) => a.index - b.index), lastT };
-}
-
 function v1Fields(id: ManifestIdentity, state: CommittedState): Omit<OutputManifestV1, "schema"> {
   const { schema } = id;
   const times = indexedTimes(schema);
   const timeLength = times ? times.length : state.nCommitted;
   const shardT = schema.shard_shape[schema.time_dim]!;
-  const summary = times
-    ? indexedSummary(state, shardT)
-    : { timeShards: state.timeShards, lastT: state.lastT };
+  let summary = { timeShards: state.timeShards, lastT: state.lastT };
+  if (times) {
+    const { timeShards, lastIndex } = indexedSummary(state.entries!, shardT);
+    summary = { timeShards, lastT: lastIndex < 0 ? null : state.entries![lastIndex]!.t };
+  }
   return {
     base_url: id.baseUrl,
     format: "zarr",
@@ -99,7 +84,9 @@ function v1Fields(id: ManifestIdentity, state: CommittedState): Omit<OutputManif
     vars: schema.vars.map(varEntry),
     chunk_shape: { ...schema.chunk_shape },
     shard_shape: { ...schema.shard_shape },
-    time_shards: summary.timeShards.map((e) => ({ ...e })),
+    // Committed-state lists are never changed once made (committed-state.ts copies them), so the
+    // manifest shares them rather than copying them at every commit.
+    time_shards: summary.timeShards,
     last_t: summary.lastT,
     n_records: timeLength,
     created_at: state.createdAt,
@@ -125,7 +112,10 @@ export function buildManifestV2(id: ManifestIdentity, state: CommittedState): Ou
     statics_committed: [...state.staticsCommitted].sort(),
     blobs: [...state.blobs].sort(compareBlobs),
   };
-  if (state.entries) m.records = { entries: state.entries.map((e) => ({ ...e })) };
+  // The state's entries array is never changed once made (a commit copies it), so the manifest shares
+  // it rather than copying 10^5 pointers per commit, and the manifest pager knows it by identity.
+  // (Frozen, V8 would keep the array in slow mode, which makes every later copy of it dear.)
+  if (state.entries) m.records = { entries: state.entries };
   return m;
 }
 
@@ -157,6 +147,8 @@ export function stateFromManifest(m: OutputManifest): CommittedState {
 /** Keys whose values are float64 in the Julia/Rust writers: an integral value prints with ".0". */
 const FLOAT_KEYS = new Set(["t_start", "t_end", "last_t", "t"]);
 const FLOAT_MARK = "\u0000float:";
+const PAGE_REF_KEYS = new Set(["pages", "time_shard_pages"]);
+const REF_MARK = "\u0000ref:";
 
 /**
  * Serialises a manifest like serde_json's pretty printer (2-space indent, insertion order, no trailing
@@ -164,13 +156,25 @@ const FLOAT_MARK = "\u0000float:";
  * float 3600.0 as `3600`.
  */
 export function serializeManifest(m: OutputManifest): Uint8Array {
+  const refs: string[] = [];
   const text = JSON.stringify(
     m,
-    (key, value) =>
-      FLOAT_KEYS.has(key) && typeof value === "number" && Number.isInteger(value) && Math.abs(value) < 1e16
-        ? `${FLOAT_MARK}${value}.0`
-        : value,
+    (key, value) => {
+      if (
+        FLOAT_KEYS.has(key) &&
+        typeof value === "number" &&
+        Number.isInteger(value) &&
+        Math.abs(value) < 1e16
+      )
+        return `${FLOAT_MARK}${value}.0`;
+      // A paged manifest's refs print one to a line: pretty-printed they would double its size.
+      if (PAGE_REF_KEYS.has(key) && Array.isArray(value))
+        return value.map((ref) => `${REF_MARK}${refs.push(JSON.stringify(ref)) - 1}`);
+      return value;
+    },
     2,
-  ).replace(/"\\u0000float:(-?\d+\.0)"/g, "$1");
+  )
+    .replace(/"\\u0000float:(-?\d+\.0)"/g, "$1")
+    .replace(/"\\u0000ref:(\d+)"/g, (_, i: string) => refs[Number(i)]!);
   return new TextEncoder().encode(text);
 }

@@ -25,13 +25,7 @@ import type { ControlPlaneLink } from "./control-plane-link.js";
 import type { FencedObjects } from "./fenced-objects.js";
 import { runLimited } from "./limit.js";
 import type { ManifestCommits, ManifestWrite } from "./manifest-commits.js";
-import {
-  buildManifestV1,
-  buildManifestV2,
-  type CommittedState,
-  serializeManifest,
-  utcSeconds,
-} from "./manifest-doc.js";
+import { buildManifestV1, buildManifestV2, type CommittedState, utcSeconds } from "./manifest-doc.js";
 import type { PendingWrites } from "./pending-writes.js";
 import { GROUP_KEY, groupDocument, writeArrays, writeTimeShapes, zarrJsonKey } from "./store-layout.js";
 import type { TimeMode, Truncation } from "./time-mode.js";
@@ -243,9 +237,12 @@ export class OwnerCommits {
         throw new SchemaError(`invalidateStatics: unknown static ${JSON.stringify(n)}`, "/names");
     }
     await this.settle();
-    const next = structuredClone(this.o.view.state);
-    next.staticsCommitted = next.staticsCommitted.filter((s) => !names.includes(s));
-    next.commitSeq += 1;
+    const state = this.o.view.state;
+    const next = {
+      ...state,
+      staticsCommitted: state.staticsCommitted.filter((s) => !names.includes(s)),
+      commitSeq: state.commitSeq + 1,
+    };
     await this.writeManifest(next);
   }
 
@@ -290,6 +287,6 @@ export class OwnerCommits {
       baseUrl: this.o.baseUrl,
     };
     const manifest = this.o.manifestVersion === 1 ? buildManifestV1(id, state) : buildManifestV2(id, state);
-    return { bytes: serializeManifest(manifest), state, manifest, carried };
+    return { ...this.o.commits.compose(manifest), state, manifest, carried };
   }
 }

@@ -248,7 +248,7 @@ export class WriterCore {
 
   adoptManifest(m: OutputManifest, tag: string | null): void {
     this.view.adopt(stateFromManifest(m), m);
-    this.commits.tag = tag;
+    this.commits.adoptRead(m, tag);
     this.time.adopt(this.view.state);
   }
 }

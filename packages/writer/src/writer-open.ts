@@ -275,6 +275,6 @@ function reopen(
     );
   }
   w.view.manifest = m;
-  w.commits.tag = tag;
+  w.commits.adoptRead(m, tag);
   return w;
 }

@@ -33,6 +33,42 @@ const codec = {
   ],
 } as const;
 
+/** One `time_shards` item: a time shard holding committed records. */
+export const timeShardEntry = {
+  type: "object",
+  properties: {
+    index: nonNegativeInt,
+    t_start: { type: "number" },
+    t_end: { type: "number" },
+    n: positiveInt,
+  },
+  required: ["index", "t_start", "t_end", "n"],
+  additionalProperties: false,
+} as const;
+
+/** One `records.entries` item: an indexed store's per-record state. */
+export const recordEntry = {
+  type: "object",
+  properties: { committed: { type: "boolean" }, t: { type: "number" }, generation: nonNegativeInt },
+  required: ["committed", "t", "generation"],
+  additionalProperties: false,
+} as const;
+
+/**
+ * A sealed page of a paged list (docs/manifest-pages.md): entries `first .. first+count-1` of the list,
+ * stored at `.zarr-stream/manifest/<list>/<sha256>.json`, whose bytes hash to `sha256`.
+ */
+export const manifestPageRef = {
+  type: "object",
+  properties: {
+    first: nonNegativeInt,
+    count: positiveInt,
+    sha256: { type: "string", pattern: "^[0-9a-f]{64}$" },
+  },
+  required: ["first", "count", "sha256"],
+  additionalProperties: false,
+} as const;
+
 function v1Properties(dtype: object) {
   return {
     base_url: { type: "string" },
@@ -54,20 +90,7 @@ function v1Properties(dtype: object) {
     vars: { type: "array", items: variableSpec(dtype) },
     chunk_shape: shape,
     shard_shape: shape,
-    time_shards: {
-      type: "array",
-      items: {
-        type: "object",
-        properties: {
-          index: nonNegativeInt,
-          t_start: { type: "number" },
-          t_end: { type: "number" },
-          n: positiveInt,
-        },
-        required: ["index", "t_start", "t_end", "n"],
-        additionalProperties: false,
-      },
-    },
+    time_shards: { type: "array", items: timeShardEntry },
     last_t: { anyOf: [{ type: "number" }, { type: "null" }] },
     n_records: nonNegativeInt,
     created_at: { type: "string", pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}Z$" },
@@ -118,20 +141,14 @@ export const outputManifestV2JsonSchema = {
     records: {
       type: "object",
       properties: {
-        entries: {
-          type: "array",
-          items: {
-            type: "object",
-            properties: { committed: { type: "boolean" }, t: { type: "number" }, generation: nonNegativeInt },
-            required: ["committed", "t", "generation"],
-            additionalProperties: false,
-          },
-        },
+        pages: { type: "array", minItems: 1, items: manifestPageRef },
+        entries: { type: "array", items: recordEntry },
       },
       required: ["entries"],
       additionalProperties: false,
     },
     blobs: { type: "array", items: blobRef(true) },
+    time_shard_pages: { type: "array", minItems: 1, items: manifestPageRef },
   },
   required: [
     ...V1_REQUIRED,

@@ -1,0 +1,101 @@
+// A paged store (packages/spec/docs/manifest-pages.md) read by every reader: the arrays are plain Zarr, so
+// zarr-python and TensorStore read them as ever; the committed set comes from the manifest with its
+// pages resolved, by the reader package and by python/manifest_pages.py alike.
+import assert from "node:assert/strict";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import { MANIFEST_PAGE_SIZE, type StreamSchema } from "@zarr-stream/spec";
+import { FsStore } from "@zarr-stream/store";
+import { findPython } from "@zarr-stream/test-support/python";
+import { ZarrStreamWriter } from "@zarr-stream/writer";
+import { dumpStore, runPythonReader } from "../src/index.js";
+
+const pythonProbe = findPython({ modules: ["numpy", "zarr", "tensorstore"] });
+const P = MANIFEST_PAGE_SIZE;
+
+let out: string;
+before(async () => {
+  out = await mkdtemp(join(tmpdir(), "zs-pages-"));
+});
+after(async () => {
+  await rm(out, { recursive: true, force: true });
+});
+
+const schema = (timeMode: StreamSchema["time_mode"]): StreamSchema => ({
+  dims: [
+    ["time", 0],
+    ["x", 3],
+  ],
+  time_dim: "time",
+  time_mode: timeMode,
+  vars: [{ name: "v", dims: ["time", "x"], dtype: "float64" }],
+  statics: [],
+  chunk_shape: { time: 1, x: 3 },
+  shard_shape: { time: 1, x: 3 },
+  profile: "diagnostic",
+});
+const rec = (r: number) => ({ v: Float64Array.of(r, r + 0.5, -r) });
+
+/** Indexed: a few records committed on a time axis longer than a page. Append: more time shards than a page. */
+async function pagedStores(): Promise<Record<string, string>> {
+  const indexed = join(out, "indexed.zarr");
+  const times = Array.from({ length: P + 40 }, (_, i) => i * 60);
+  const a = await ZarrStreamWriter.create(new FsStore(indexed), schema({ indexed: { times } }), {
+    kind: "single",
+  });
+  for (const i of [0, 7, P, P + 39]) await a.writeRecordAt(i, times[i]!, rec(i));
+  await a.close();
+  const append = join(out, "append.zarr");
+  const owner = { kind: "owner", nWriters: 1 } as const;
+  const b = await ZarrStreamWriter.create(new FsStore(append), schema("append"), owner);
+  for (let r = 0; r < P + 9; r++) {
+    await b.writeRecord(r * 10, rec(r));
+    if ((r + 1) % 100 === 0 || r === P + 8) await b.commit([await b.flush()]);
+  }
+  await b.close();
+  return { indexed, append };
+}
+
+test(
+  "zarr-python and TensorStore dumps of paged stores match the reader package's",
+  { skip: pythonProbe.skip },
+  async () => {
+    const stores = await pagedStores();
+    for (const [name, dir] of Object.entries(stores)) {
+      const manifest = JSON.parse(await readFile(join(dir, "output_manifest.json"), "utf8"));
+      assert.ok(manifest.records?.pages ?? manifest.time_shard_pages, `${name}: the manifest is paged`);
+    }
+    const ours = Object.fromEntries(
+      await Promise.all(
+        Object.entries(stores).map(
+          async ([name, dir]) => [name, await dumpStore(new FsStore(dir), name)] as const,
+        ),
+      ),
+    );
+    assert.deepEqual(
+      ours.indexed!.records.map((r) => r.index),
+      [0, 7, P, P + 39],
+    );
+    assert.equal(ours.append!.records.length, P + 9);
+    for (const reader of ["zarr-python", "tensorstore"] as const) {
+      const jobs = Object.entries(stores).map(([name, dir]) => ({
+        store: dir,
+        case: name,
+        out: join(out, `${name}-${reader}.json`),
+      }));
+      await runPythonReader(pythonProbe.require(), reader, jobs, out);
+      for (const job of jobs) {
+        const theirs = JSON.parse(await readFile(job.out, "utf8"));
+        const mine = ours[job.case]!;
+        assert.deepEqual(
+          theirs.records,
+          JSON.parse(JSON.stringify(mine.records)),
+          `${reader} ${job.case} records`,
+        );
+        assert.equal(theirs.commit_seq, mine.commit_seq);
+      }
+    }
+  },
+);

@@ -1,0 +1,176 @@
+import {
+  MANIFEST_PAGE_SIZE,
+  type ManifestPage,
+  type ManifestPageRef,
+  makeManifestPage,
+  manifestPageKey,
+  type OutputManifestV2,
+  type PagedEntry,
+  type PagedList,
+  pagedManifest,
+  type RecordEntry,
+  splitPagedList,
+  type TimeShardEntry,
+} from "@zarr-stream/spec";
+import { changedSince } from "./list-lineage.js";
+
+/** A manifest as the owner writes it: the stored (paged) document and the pages it refers to. */
+export interface ComposedManifest {
+  stored: OutputManifestV2;
+  /** The list the manifest pages, when it pages one. */
+  list?: PagedList;
+  /** Every sealed page the stored document refers to, in list order. */
+  pages: ManifestPage<object>[];
+  /** The pages not known to exist in the store yet: written create-only before the manifest. */
+  fresh: ManifestPage<object>[];
+}
+
+const sameRecord = (a: RecordEntry, b: RecordEntry) =>
+  a === b || (a.committed === b.committed && a.t === b.t && a.generation === b.generation);
+const sameShard = (a: TimeShardEntry, b: TimeShardEntry) =>
+  a === b || (a.index === b.index && a.t_start === b.t_start && a.t_end === b.t_end && a.n === b.n);
+
+function sameEntries<T>(a: readonly T[], b: readonly T[], same: (x: T, y: T) => boolean): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (!same(a[i]!, b[i]!)) return false;
+  return true;
+}
+
+/**
+ * The owner's manifest pages (docs/manifest-pages.md): it keeps every sealed page it wrote or read, with
+ * its bytes, so a commit serialises and writes only the pages whose entries changed; the rest of the
+ * document is the head, the refs and the tail.
+ */
+export class ManifestPager {
+  /** The pages of the last composed manifest, by block slot. */
+  #pages = new Map<number, ManifestPage<object>>();
+  /** sha256 of the pages known to be in the store (written by this owner, or referred to by a manifest read). */
+  readonly #stored = new Set<string>();
+  /** The record entries and time shards of the last composed manifest. */
+  #source: readonly RecordEntry[] | undefined;
+  #shardSource: readonly TimeShardEntry[] | undefined;
+
+  /** A manifest read from the store: its pages exist there. */
+  knowStored(refs: readonly ManifestPageRef[]): void {
+    for (const r of refs) this.#stored.add(r.sha256);
+  }
+
+  /** The pages of a composed manifest are in the store now (written create-only, or found there). */
+  markWritten(pages: readonly ManifestPage<object>[]): void {
+    for (const p of pages) this.#stored.add(p.ref.sha256);
+  }
+
+  /** Pages this owner deleted: writing the same entries again writes the page again. */
+  forget(shas: Iterable<string>): void {
+    for (const s of shas) this.#stored.delete(s);
+  }
+
+  /** The stored form of the resolved manifest `m`. */
+  compose(m: OutputManifestV2): ComposedManifest {
+    if (m.records !== undefined) {
+      const { pages, fresh } = this.#recordPages(m.records.entries);
+      if (pages.length === 0) return { stored: m, pages, fresh };
+      return {
+        stored: pagedManifest(m, { records: pages.map((p) => p.ref) }),
+        list: "records",
+        pages,
+        fresh,
+      };
+    }
+    const { pages, fresh, tail } = this.#timeShardPages(m.time_shards);
+    if (pages.length === 0) return { stored: m, pages, fresh };
+    const stored = pagedManifest(m, { timeShards: { refs: pages.map((p) => p.ref), tail } });
+    return { stored, list: "time_shards", pages, fresh };
+  }
+
+  /**
+   * Record pages: a block none of whose entries changed since the last composed manifest keeps its page
+   * without being looked at, when the entries are known to derive from that manifest's by one commit.
+   */
+  #recordPages(entries: readonly RecordEntry[]) {
+    const pages: ManifestPage<object>[] = [];
+    const fresh: ManifestPage<object>[] = [];
+    const next = new Map<number, ManifestPage<object>>();
+    if (entries.length > MANIFEST_PAGE_SIZE) {
+      const changed = changedSince(entries, this.#source);
+      const dirty = changed && new Set(changed.map((i) => i - (i % MANIFEST_PAGE_SIZE)));
+      for (let first = 0; first < entries.length; first += MANIFEST_PAGE_SIZE) {
+        const kept = this.#pages.get(first);
+        let page = kept !== undefined && dirty !== undefined && !dirty.has(first) ? kept : undefined;
+        if (page === undefined) {
+          const block = entries.slice(first, first + MANIFEST_PAGE_SIZE);
+          const same = kept !== undefined && sameEntries(kept.entries as RecordEntry[], block, sameRecord);
+          page = same ? kept! : makeManifestPage(first, block);
+        }
+        if (!this.#stored.has(page.ref.sha256)) fresh.push(page);
+        pages.push(page);
+        next.set(first, page);
+      }
+    }
+    this.#pages = next;
+    this.#source = entries;
+    this.#shardSource = undefined;
+    return { pages, fresh };
+  }
+
+  /**
+   * Append time shards are dense (shard i at position i), so block b is positions [bP, (b+1)P): a sealed
+   * block none of whose shards changed since the last composed manifest keeps its page unseen.
+   */
+  #timeShardPages(shards: readonly TimeShardEntry[]) {
+    const P = MANIFEST_PAGE_SIZE;
+    const changed = changedSince(shards, this.#shardSource);
+    const dense = shards.length === 0 || shards[shards.length - 1]!.index === shards.length - 1;
+    if (changed === undefined || !dense || shards.length <= P) {
+      const out = this.#pageBlocks("time_shards", shards, sameShard);
+      this.#shardSource = shards;
+      return out;
+    }
+    const dirty = new Set(changed.map((i) => i - (i % P)));
+    const sealedEnd = shards.length - (shards.length % P);
+    const pages: ManifestPage<object>[] = [];
+    const fresh: ManifestPage<object>[] = [];
+    const next = new Map<number, ManifestPage<object>>();
+    for (let first = 0; first < sealedEnd; first += P) {
+      const kept = this.#pages.get(first);
+      let page = kept !== undefined && !dirty.has(first) ? kept : undefined;
+      if (page === undefined) {
+        const block = shards.slice(first, first + P);
+        const same = kept !== undefined && sameEntries(kept.entries as TimeShardEntry[], block, sameShard);
+        page = same ? kept! : makeManifestPage(first, block);
+      }
+      if (!this.#stored.has(page.ref.sha256)) fresh.push(page);
+      pages.push(page);
+      next.set(first, page);
+    }
+    this.#pages = next;
+    this.#shardSource = shards;
+    return { pages, fresh, tail: shards.slice(sealedEnd) };
+  }
+
+  #pageBlocks<L extends PagedList>(
+    list: L,
+    entries: readonly PagedEntry<L>[],
+    same: (a: PagedEntry<L>, b: PagedEntry<L>) => boolean,
+  ) {
+    const { blocks, tail } = splitPagedList(list, entries);
+    const pages: ManifestPage<object>[] = [];
+    const fresh: ManifestPage<object>[] = [];
+    const next = new Map<number, ManifestPage<object>>();
+    for (const b of blocks) {
+      const kept = this.#pages.get(b.slot) as ManifestPage<PagedEntry<L>> | undefined;
+      let page: ManifestPage<object>;
+      if (kept !== undefined && sameEntries(kept.entries, b.entries, same)) {
+        page = kept.ref.first === b.first ? kept : { ...kept, ref: { ...kept.ref, first: b.first } };
+      } else page = makeManifestPage(b.first, b.entries);
+      if (!this.#stored.has(page.ref.sha256)) fresh.push(page);
+      pages.push(page);
+      next.set(b.slot, page);
+    }
+    this.#pages = next;
+    return { pages, fresh, tail };
+  }
+}
+
+export const pageKeyOf = (list: PagedList, page: { ref: ManifestPageRef }) =>
+  manifestPageKey(list, page.ref.sha256);
