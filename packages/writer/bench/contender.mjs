@@ -7,10 +7,11 @@ import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { codecBackend } from "@zarr-stream/codecs";
 import { fileIoBackend } from "@zarr-stream/fileio";
-import { readArrayLayout, readArrayRegion, readRecord } from "@zarr-stream/reader";
+import { readRecord } from "@zarr-stream/reader";
 import { allocTypedUnfilled } from "@zarr-stream/shard";
 import { FsStore } from "@zarr-stream/store";
 import { ZarrStreamWriter } from "@zarr-stream/writer";
+import { readAll } from "./read-all.mjs";
 import { itemSize, makePool, streamSchema, totalBytes } from "./workload.mjs";
 
 const MB = 1e6;
@@ -120,26 +121,7 @@ async function readBack(wl, pool, dir) {
     warm = Math.min(warm, performance.now() - t);
   }
   const t = performance.now();
-  let bytes = 0;
-  for (const v of wl.vars) {
-    const layout = await readArrayLayout(store, v.name);
-    const out = allocTypedUnfilled(layout.dtype, wl.shard[0] * wl.lat * wl.lon);
-    for (let r0 = 0; r0 < wl.records; r0 += wl.shard[0]) {
-      const r1 = Math.min(wl.records, r0 + wl.shard[0]);
-      const box = await readArrayRegion(
-        store,
-        v.name,
-        layout,
-        [
-          [r0, r1],
-          [0, wl.lat],
-          [0, wl.lon],
-        ],
-        { out: out.subarray(0, (r1 - r0) * wl.lat * wl.lon) },
-      );
-      bytes += box.byteLength;
-    }
-  }
+  const bytes = await readAll(store, wl);
   const allS = (performance.now() - t) / 1000;
   if (bytes !== totalBytes(wl))
     throw new Error(`read all returned ${bytes} bytes, expected ${totalBytes(wl)}`);
