@@ -20,58 +20,12 @@ import type { Store } from "@zarr-stream/store";
 import { ZarrStreamWriter } from "../src/index.js";
 import { gridSchema, recordArrays } from "./helpers.js";
 import { bits, storeLocations } from "./store-locations.js";
+import { writeGate } from "./write-gate.js";
 
 const { s3Skip: skip, backends } = storeLocations("t");
 
 const SCHEMA = gridSchema();
 const OWNER1 = { kind: "owner", nWriters: 1 } as const;
-
-/**
- * A store that delegates every call and, once `hold()` is called, stops the next write of
- * output_manifest.json just before it reaches the store (`reached` resolves) until `release()`: a commit
- * whose lease check has passed and whose manifest PUT is on the wire.
- */
-function manifestGate(inner: Store) {
-  let holding = false;
-  let onReached = () => {};
-  let onRelease = () => {};
-  const reached = new Promise<void>((r) => {
-    onReached = r;
-  });
-  const released = new Promise<void>((r) => {
-    onRelease = r;
-  });
-  const gate = async <T>(key: string, write: () => Promise<T>): Promise<T> => {
-    if (key === MANIFEST_KEY && holding) {
-      holding = false;
-      onReached();
-      await released;
-    }
-    return write();
-  };
-  const store: Store = {
-    url: inner.url,
-    get: (k) => inner.get(k),
-    getRange: (k, o, len) => inner.getRange(k, o, len),
-    getSuffix: (k, len) => inner.getSuffix(k, len),
-    size: (k) => inner.size(k),
-    put: (k, b) => gate(k, () => inner.put(k, b)),
-    putIfAbsent: (k, b) => gate(k, () => inner.putIfAbsent(k, b)),
-    delete: (k) => inner.delete(k),
-    list: (p) => inner.list(p),
-    getVersioned: (k) => inner.getVersioned!(k),
-    version: (k) => inner.version!(k),
-    putIfVersion: (k, b, v) => gate(k, () => inner.putIfVersion!(k, b, v)),
-  };
-  return {
-    store,
-    reached,
-    hold() {
-      holding = true;
-    },
-    release: () => onRelease(),
-  };
-}
 
 async function settle(p: Promise<unknown>): Promise<unknown> {
   try {
@@ -119,7 +73,7 @@ for (const [backend, location] of backends) {
     () => {
       it("the old owner's in-flight commit and the new owner's writes leave every committed record consistent", async () => {
         const at = location();
-        const gate = manifestGate(at());
+        const gate = writeGate(at(), (key) => key === MANIFEST_KEY);
         // A: record 0 committed (t 10, values of record 0); record 1 (t 20, values of record 1) flushed
         const a = await ZarrStreamWriter.create(gate.store, SCHEMA, OWNER1);
         await a.writeRecord(10, recordArrays(SCHEMA, 0, {}));
@@ -159,7 +113,7 @@ for (const [backend, location] of backends) {
 
       it("a v1 store's first commit in flight while a resume with the schema lays the store out again", async () => {
         const at = location();
-        const gate = manifestGate(at());
+        const gate = writeGate(at(), (key) => key === MANIFEST_KEY);
         const single = { kind: "single" } as const;
         // A: a v1 Single store; its first flush (records 0 and 1) is on the wire with its manifest ...
         const a = await ZarrStreamWriter.create(gate.store, SCHEMA, single);

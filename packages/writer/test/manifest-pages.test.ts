@@ -18,6 +18,7 @@ import { ZarrStreamWriter } from "../src/index.js";
 import { ManifestCommits } from "../src/manifest-commits.js";
 import { buildManifestV2, type CommittedState, serializeManifest } from "../src/manifest-doc.js";
 import { bits, storeLocations } from "./store-locations.js";
+import { writeGate } from "./write-gate.js";
 
 const P = MANIFEST_PAGE_SIZE;
 const decode = (b: Uint8Array | undefined) => new TextDecoder().decode(b);
@@ -224,51 +225,6 @@ describe("manifest bytes per commit at 10^5 records", () => {
 
 const { s3Skip, backends } = storeLocations("pages");
 
-/**
- * A store that, once `hold()` is called, stops the next page write just before it reaches the store
- * (`reached` resolves) until `release()`: a commit whose lease check has passed and whose page is on the wire.
- */
-function pageGate(inner: Store) {
-  let holding = false;
-  let onReached = () => {};
-  let onRelease = () => {};
-  const reached = new Promise<void>((r) => {
-    onReached = r;
-  });
-  const released = new Promise<void>((r) => {
-    onRelease = r;
-  });
-  const store: Store = {
-    url: inner.url,
-    get: (k) => inner.get(k),
-    getRange: (k, o, len) => inner.getRange(k, o, len),
-    getSuffix: (k, len) => inner.getSuffix(k, len),
-    size: (k) => inner.size(k),
-    put: (k, b) => inner.put(k, b),
-    putIfAbsent: (k, b) => inner.putIfAbsent(k, b),
-    delete: (k) => inner.delete(k),
-    list: (p) => inner.list(p),
-    getVersioned: (k) => inner.getVersioned!(k),
-    version: (k) => inner.version!(k),
-    putIfVersion: async (k, b, v) => {
-      if (holding && k.startsWith(MANIFEST_PAGE_PREFIX)) {
-        holding = false;
-        onReached();
-        await released;
-      }
-      return inner.putIfVersion!(k, b, v);
-    },
-  };
-  return {
-    store,
-    reached,
-    hold() {
-      holding = true;
-    },
-    release: () => onRelease(),
-  };
-}
-
 for (const [backend, location] of backends) {
   describe(
     `a zombie's page write racing a takeover on ${backend}`,
@@ -279,7 +235,7 @@ for (const [backend, location] of backends) {
         const times = Array.from({ length: P + 8 }, (_, i) => i * 60);
         const schema = tinySchema({ indexed: { times } });
         const owner = { kind: "owner", nWriters: 1 } as const;
-        const gate = pageGate(at());
+        const gate = writeGate(at(), (key) => key.startsWith(MANIFEST_PAGE_PREFIX));
         const a = await ZarrStreamWriter.create(gate.store, schema, owner);
         await a.writeRecordAt(0, 0, rec(0));
         await a.commit([await a.flush()]);
