@@ -325,3 +325,30 @@ for (const [backend, location] of backends) {
     },
   );
 }
+
+test("indexed: a one-record read of a paged store fetches only the page holding the record's entry", async () => {
+  const store = new MemoryStore();
+  const n = 3 * P + 7;
+  const times = Array.from({ length: n }, (_, i) => i);
+  const w = await ZarrStreamWriter.create(store, tinySchema({ indexed: { times } }, 4), { kind: "single" });
+  const picked = [5, P + 9, 3 * P + 2];
+  for (const i of picked) await w.writeRecordAt(i, i, rec(i));
+  await w.flush();
+  const pageGets: string[] = [];
+  const get = store.get.bind(store);
+  store.get = async (key) => {
+    if (key.startsWith(MANIFEST_PAGE_PREFIX)) pageGets.push(key);
+    return get(key);
+  };
+  const got = await readRecord(store, "v", P + 9);
+  assert.deepEqual([...(got.data as Float32Array)], [P + 9, -(P + 9)]);
+  assert.equal(pageGets.length, 1);
+  await assert.rejects(readRecord(store, "v", P + 10), (e) => (e as Error).name === "NotCommitted");
+  await assert.rejects(readRecord(store, "v", n), (e) => (e as Error).name === "NotCommitted");
+  assert.equal(pageGets.length, 1, "the other record of that page is answered from the same page");
+  await w.invalidate([P + 9]);
+  await assert.rejects(readRecord(store, "v", P + 9), (e) => (e as Error).name === "NotCommitted");
+  const last = await readRecord(store, "v", 3 * P + 2);
+  assert.deepEqual([...(last.data as Float32Array)], [3 * P + 2, -(3 * P + 2)]);
+  await w.close();
+});
