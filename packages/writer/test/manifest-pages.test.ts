@@ -17,6 +17,7 @@ import { FencedObjects } from "../src/fenced-objects.js";
 import { ZarrStreamWriter } from "../src/index.js";
 import { ManifestCommits } from "../src/manifest-commits.js";
 import { buildManifestV2, type CommittedState, serializeManifest } from "../src/manifest-doc.js";
+import { RecordEntries } from "../src/record-entries.js";
 import { bits, storeLocations } from "./store-locations.js";
 
 const P = MANIFEST_PAGE_SIZE;
@@ -188,11 +189,18 @@ describe("manifest bytes per commit at 10^5 records", () => {
     const ident = id({ indexed: { times } }, 8);
     // every record committed but one in the middle and one at the end; each is then committed
     const entries = times.map((t, i) => ({ committed: i !== N / 2 && i !== N - 1, t, generation: 1 }));
-    const first: CommittedState = { ...base, nCommitted: N - 2, timeShards: [], lastT: null, entries };
+    const first: CommittedState = {
+      ...base,
+      nCommitted: N - 2,
+      timeShards: [],
+      lastT: null,
+      entries: RecordEntries.from(entries),
+    };
     for (const i of [N / 2, N - 1]) {
       const after = entries.slice();
       after[i] = { committed: true, t: times[i]!, generation: 2 };
-      const { bytes } = await bytesOfNextCommit(ident, first, { ...first, entries: after, commitSeq: 2 });
+      const next = { ...first, entries: RecordEntries.from(after), commitSeq: 2 };
+      const { bytes } = await bytesOfNextCommit(ident, first, next);
       assert.ok(bytes <= budget, `record ${i}: ${bytes} bytes written, budget ${budget}`);
       assert.ok(bytes > 0);
     }
