@@ -360,3 +360,38 @@ test("indexed: a one-record read of a paged store fetches only the page holding 
   assert.deepEqual([...(last.data as Float32Array)], [3 * P + 2, -(3 * P + 2)]);
   await w.close();
 });
+
+test("indexed: a one-record read whose head names a page already collected reads the manifest again", async () => {
+  const store = new MemoryStore();
+  const n = 2 * P + 3;
+  const times = Array.from({ length: n }, (_, i) => i * 10);
+  const w = await ZarrStreamWriter.create(store, tinySchema({ indexed: { times } }, 4), { kind: "single" });
+  const commit = async (i: number) => {
+    await w.writeRecordAt(i, times[i]!, rec(i));
+    await w.flush();
+  };
+  await commit(5);
+  const oldBytes = (await store.get(MANIFEST_KEY))!;
+  const oldPages = await pageKeys(store);
+  await commit(6);
+  await commit(7);
+  const now = await pageKeys(store);
+  assert.ok(
+    oldPages.some((k) => !now.includes(k)),
+    "a page of the first manifest is collected two commits later",
+  );
+  // The head read returns the first manifest, as if it raced the two commits.
+  let stale = true;
+  const getVersioned = store.getVersioned.bind(store);
+  store.getVersioned = async (key) => {
+    if (key === MANIFEST_KEY && stale) {
+      stale = false;
+      return { bytes: oldBytes, version: "stale" };
+    }
+    return getVersioned(key);
+  };
+  const got = await readRecord(store, "v", 6);
+  assert.deepEqual([...(got.data as Float32Array)], [6, -6]);
+  assert.equal(stale, false);
+  await w.close();
+});
