@@ -7,6 +7,7 @@ import {
   type OutputManifest,
   type PagedEntry,
   type PagedList,
+  type RecordEntry,
   resolveManifestPages,
   validateManifestPage,
 } from "@zarr-stream/spec";
@@ -36,6 +37,11 @@ class MissingPage extends Error {
   constructor(readonly key: string) {
     super(`${key} is missing`);
   }
+}
+
+/** A page the manifest names is gone: a newer manifest may have landed and its owner collected it. */
+export function isMissingPage(err: unknown): boolean {
+  return err instanceof MissingPage;
 }
 
 function pageFetch(store: ReadableStore): ManifestPageFetch {
@@ -123,4 +129,28 @@ export function manifestPageRefs(
   m: OutputManifest,
 ): { list: PagedList; refs: ManifestPageRef[] } | undefined {
   return storedPages.get(m);
+}
+
+/**
+ * Record `index`'s entry in a paged indexed manifest as stored, from the one page that holds it (fetched
+ * and checked like any page, and cached by sha256); undefined when no page holds it. Throws what
+ * isMissingPage recognises when the page is gone.
+ */
+export async function pagedRecordEntry(
+  store: ReadableStore,
+  refs: readonly ManifestPageRef[],
+  index: number,
+): Promise<RecordEntry | undefined> {
+  // Pages are laid end to end from 0, so the holder is found by bisection on `first`.
+  let lo = 0;
+  let hi = refs.length;
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >> 1;
+    if (refs[mid]!.first <= index) lo = mid;
+    else hi = mid;
+  }
+  const ref = refs[lo];
+  if (ref === undefined || index < ref.first || index >= ref.first + ref.count) return undefined;
+  const entries = await pageFetch(store)("records", ref);
+  return entries[index - ref.first];
 }

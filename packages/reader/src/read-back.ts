@@ -12,7 +12,9 @@ import {
 } from "@zarr-stream/spec";
 import type { ReadableStore } from "@zarr-stream/store";
 import { checkOut, openArray, readArrayRegion } from "./array-region.js";
-import { isV2, readOutputManifest } from "./manifest.js";
+import { isRecordCommitted, isV2, readOutputManifest, readRecordState } from "./manifest.js";
+
+export { isRecordCommitted };
 
 export interface ReadResult {
   data: TypedArray;
@@ -82,11 +84,6 @@ function elements(sel: [number, number][]): number {
   return sel.reduce((p, [a, b]) => p * (b - a), 1);
 }
 
-export function isRecordCommitted(m: OutputManifest, index: number): boolean {
-  if (isV2(m) && m.time_mode === "indexed") return m.records?.entries[index]?.committed === true;
-  return index < m.n_records;
-}
-
 /** Seed §7: the region of committed record `index` of `variable`. NotCommitted otherwise. */
 export async function readRecord(
   store: ReadableStore,
@@ -97,18 +94,18 @@ export async function readRecord(
 ): Promise<ReadResult> {
   if (!Number.isInteger(index) || index < 0)
     throw new SchemaError(`record index ${index} is not a non-negative integer`);
-  // Without a manifest given, zarr.json is read alongside the manifest, so on a cold cache the two reads
-  // overlap; with one, the variable is checked first.
+  // Without a manifest given, zarr.json is read alongside the manifest's head, so on a cold cache the two
+  // reads overlap; with one, the variable is checked first.
   let m = opts.manifest;
+  let committed = m !== undefined && isRecordCommitted(m, index);
   let opening: Promise<ZarrArray> | undefined;
   if (m === undefined) {
     opening = openArray(store, variable);
     opening.catch(() => {});
-    m = await readOutputManifest(store);
+    ({ manifest: m, committed } = await readRecordState(store, index));
   }
   const v = findVariable(m.vars, variable, "variable");
-  if (!isRecordCommitted(m, index))
-    throw new NotCommitted(`record ${index} of ${store.url} is not committed`);
+  if (!committed) throw new NotCommitted(`record ${index} of ${store.url} is not committed`);
   const sel = selectionFor(m, v.dims, region, `readRecord(${variable})`);
   const tAxis = v.dims.indexOf(m.time_dim);
   sel[tAxis] = [index, index + 1];

@@ -94,17 +94,23 @@ export function formatReport(out) {
         `${mode}: manifest bytes written per commit at ${z.records} records ${z.commit_bytes} B (<= ${budget})`,
         z.commit_bytes <= budget,
       );
-      // CPU time: on a shared machine a 1 ms commit's wall time is mostly other processes.
+      // Wall time, as the acceptance states it, best of the reps; CPU time beside it shows how much of a
+      // slow figure is other processes on a shared machine.
       t(
-        `${mode}: commit CPU at ${z.records} / at ${a.records} records: ${f(z.commit_cpu_ms, 2)}/${f(a.commit_cpu_ms, 2)} ms = ${f(z.commit_cpu_ms / a.commit_cpu_ms, 2)}x (<= 1.5x; wall ${f(z.commit_ms, 2)}/${f(a.commit_ms, 2)} ms)`,
-        z.commit_cpu_ms <= 1.5 * a.commit_cpu_ms,
+        `${mode}: commit wall at ${z.records} / at ${a.records} records: ${f(z.commit_ms, 2)}/${f(a.commit_ms, 2)} ms = ${f(z.commit_ms / a.commit_ms, 2)}x (<= 1.5x; CPU ${f(z.commit_cpu_ms, 2)}/${f(a.commit_cpu_ms, 2)} ms)`,
+        z.commit_ms <= 1.5 * a.commit_ms,
       );
       t(
         `${mode}: one-record read at ${z.records} / at ${a.records} records: ${f(z.read_record_ms, 2)}/${f(a.read_record_ms, 2)} ms = ${f(z.read_record_ms / a.read_record_ms, 2)}x (<= 1.5x)`,
         z.read_record_ms <= 1.5 * a.read_record_ms,
       );
+      if (z.first_read_ms !== undefined)
+        t(
+          `${mode}: first read after a commit at ${z.records} / at ${a.records} records: ${f(z.first_read_ms, 2)}/${f(a.first_read_ms, 2)} ms = ${f(z.first_read_ms / a.first_read_ms, 2)}x (<= 1.5x)`,
+          z.first_read_ms <= 1.5 * a.first_read_ms,
+        );
       lines.push(
-        `${mode} manifest vs records: ${curve.map((p) => `${p.records}: stored ${p.manifest_bytes}B, per commit ${p.commit_bytes}B ${f(p.commit_ms, 2)}ms`).join("  ")}`,
+        `${mode} manifest vs records: ${curve.map((p) => `${p.records}: stored ${p.manifest_bytes}B, per commit ${p.commit_bytes}B ${f(p.commit_ms, 2)}ms, read ${f(p.read_record_ms, 2)}ms (first ${f(p.first_read_ms, 2)}ms)`).join("  ")}`,
       );
     }
   }

@@ -1,4 +1,4 @@
-import { CommitError, type ManifestBlob } from "@zarr-stream/spec";
+import { CommitError, type ManifestBlob, type RecordEntry } from "@zarr-stream/spec";
 import type { VerifiedCommit } from "./commit-check.js";
 import { carrySummary, committedEntries } from "./indexed-summary.js";
 import { noteChanges } from "./list-lineage.js";
@@ -10,15 +10,14 @@ import { type CommittedState, compareBlobs } from "./manifest-doc.js";
  * join the committed sets, commit_seq increments. Pure: the caller writes it out as the manifest.
  */
 /**
- * The next state's own lists, sharing the entries: an entry is never changed in place but replaced, so
- * a commit costs the size of its change plus a copy of pointers, and the manifest pager can tell an
- * unchanged page by identity.
+ * The next state's own lists, sharing the entries: an entry is never changed in place but replaced, and
+ * the record entries are immutable blocks (record-entries.ts), so a commit costs the size of its change
+ * plus the blocks it touches, and the manifest pager can tell an unchanged page by identity.
  */
 function nextState(state: CommittedState): CommittedState {
   return {
     ...state,
     timeShards: state.timeShards.slice(),
-    ...(state.entries ? { entries: state.entries.slice() } : {}),
     staticsCommitted: state.staticsCommitted.slice(),
     blobs: state.blobs.slice(),
   };
@@ -26,15 +25,14 @@ function nextState(state: CommittedState): CommittedState {
 
 export function applyCommit(state: CommittedState, verified: VerifiedCommit, shardT: number): CommittedState {
   const next = nextState(state);
-  if (next.entries) {
+  if (state.entries) {
+    const changes = new Map<number, RecordEntry>();
     for (const r of verified.records) {
-      next.entries[r.index] = { committed: true, t: r.t, generation: next.entries[r.index]!.generation + 1 };
+      const generation = (changes.get(r.index) ?? state.entries.at(r.index)!).generation + 1;
+      changes.set(r.index, { committed: true, t: r.t, generation });
     }
-    carrySummary(
-      state.entries!,
-      next.entries,
-      verified.records.map((r) => r.index),
-    );
+    next.entries = state.entries.with(changes);
+    carrySummary(state.entries, next.entries, changes.keys());
   } else if (verified.records.length > 0) {
     const changed = new Set<number>();
     for (const r of verified.records) {
@@ -90,8 +88,9 @@ export function truncatedState(
 export function invalidatedState(state: CommittedState, indices: number[]): CommittedState {
   const drop = new Set(indices);
   const next = nextState(state);
-  for (const i of drop) next.entries![i] = { ...next.entries![i]!, committed: false };
-  carrySummary(state.entries!, next.entries!, drop);
+  const entries = state.entries!;
+  next.entries = entries.with(new Map([...drop].map((i) => [i, { ...entries.at(i)!, committed: false }])));
+  carrySummary(entries, next.entries, drop);
   next.blobs = next.blobs.filter((b) => !(b.scope === "record" && drop.has(b.record!)));
   next.commitSeq += 1;
   return next;
@@ -121,7 +120,9 @@ export function checkBlobRecords(next: CommittedState, blobs: ManifestBlob[]): v
 export function committedIndices(state: CommittedState): number[] {
   const { entries, nCommitted } = state;
   if (!entries) return Array.from({ length: nCommitted }, (_, i) => i);
-  return entries.flatMap((e, i) => (e.committed ? [i] : []));
+  const out: number[] = [];
+  for (let i = 0; i < entries.length; i++) if (entries.at(i)!.committed) out.push(i);
+  return out;
 }
 
 export function committedCount(state: CommittedState): number {

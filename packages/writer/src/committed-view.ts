@@ -28,7 +28,7 @@ export class CommittedView {
 
   isRecordCommitted(index: number): boolean {
     const { entries, nCommitted } = this.state;
-    return entries ? entries[index]?.committed === true : index < nCommitted;
+    return entries ? entries.at(index)?.committed === true : index < nCommitted;
   }
 
   isStaticCommitted(name: string): boolean {

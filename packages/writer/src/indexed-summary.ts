@@ -1,5 +1,5 @@
-import { indexedTimeShards, type RecordEntry, type TimeShardEntry } from "@zarr-stream/spec";
-import { noteChanges } from "./list-lineage.js";
+import { indexedTimeShards, type TimeShardEntry } from "@zarr-stream/spec";
+import type { EntryList } from "./record-entries.js";
 
 /**
  * What an indexed store's manifest derives from its record entries: the committed count, the last
@@ -13,37 +13,34 @@ interface Summary {
 }
 
 /**
- * Summaries by entries array. A committed state never changes its entries array in place (the next
- * state gets a copy), so a commit carries the summary over by looking only at the records it changed:
- * its cost does not grow with the time axis.
+ * Summaries by entries list. A committed state never changes its entries in place (a commit makes new
+ * ones, record-entries.ts), so a commit carries the summary over by looking only at the records it
+ * changed: its cost does not grow with the time axis.
  */
-const summaries = new WeakMap<readonly RecordEntry[], Summary>();
+const summaries = new WeakMap<EntryList, Summary>();
 
-export function indexedSummary(entries: readonly RecordEntry[], shardT: number): Summary {
+export function indexedSummary(entries: EntryList, shardT: number): Summary {
   const cached = summaries.get(entries);
   if (cached !== undefined && cached.shardT === shardT) return cached;
   let committed = 0;
   let lastIndex = -1;
-  for (let i = 0; i < entries.length; i++) {
-    if (!entries[i]!.committed) continue;
+  const all = Array.from({ length: entries.length }, (_, i) => entries.at(i)!);
+  for (let i = 0; i < all.length; i++) {
+    if (!all[i]!.committed) continue;
     committed++;
     lastIndex = i;
   }
-  const summary = { committed, lastIndex, shardT, timeShards: indexedTimeShards(entries, shardT) };
+  const summary = { committed, lastIndex, shardT, timeShards: indexedTimeShards(all, shardT) };
   summaries.set(entries, summary);
   return summary;
 }
 
 /** The shard's summary entry from the entries, or undefined when it holds no committed record. */
-function shardEntry(
-  entries: readonly RecordEntry[],
-  index: number,
-  shardT: number,
-): TimeShardEntry | undefined {
+function shardEntry(entries: EntryList, index: number, shardT: number): TimeShardEntry | undefined {
   const end = Math.min(entries.length, (index + 1) * shardT);
   let out: TimeShardEntry | undefined;
   for (let i = index * shardT; i < end; i++) {
-    const e = entries[i]!;
+    const e = entries.at(i)!;
     if (!e.committed) continue;
     if (out === undefined) out = { index, t_start: e.t, t_end: e.t, n: 1 };
     else {
@@ -70,13 +67,8 @@ function lowerBound(shards: readonly TimeShardEntry[], index: number): number {
  * `next` is `prev` with the entries at `changed` replaced: derives its summary from prev's (when prev's
  * is known) by recomputing only the time shards those records fall in.
  */
-export function carrySummary(
-  prev: readonly RecordEntry[],
-  next: readonly RecordEntry[],
-  changed: Iterable<number>,
-): void {
+export function carrySummary(prev: EntryList, next: EntryList, changed: Iterable<number>): void {
   const indices = [...new Set(changed)];
-  noteChanges(prev, next, indices);
   const before = summaries.get(prev);
   if (before === undefined) return;
   const { shardT } = before;
@@ -85,15 +77,15 @@ export function carrySummary(
   let lostLast = false;
   const shards = new Set<number>();
   for (const i of indices) {
-    const was = prev[i]!.committed;
-    const is = next[i]!.committed;
+    const was = prev.at(i)!.committed;
+    const is = next.at(i)!.committed;
     committed += Number(is) - Number(was);
     if (is && i > lastIndex) lastIndex = i;
     if (!is && i === before.lastIndex) lostLast = true;
     shards.add(Math.floor(i / shardT));
   }
   if (lostLast && lastIndex === before.lastIndex) {
-    while (lastIndex >= 0 && !next[lastIndex]!.committed) lastIndex--;
+    while (lastIndex >= 0 && !next.at(lastIndex)!.committed) lastIndex--;
   }
   const timeShards = before.timeShards.slice();
   for (const index of [...shards].sort((a, b) => a - b)) {
@@ -108,10 +100,10 @@ export function carrySummary(
 }
 
 /** The committed count of an indexed store's entries. */
-export function committedEntries(entries: readonly RecordEntry[]): number {
+export function committedEntries(entries: EntryList): number {
   const cached = summaries.get(entries);
   if (cached !== undefined) return cached.committed;
   let n = 0;
-  for (const e of entries) if (e.committed) n++;
+  for (let i = 0; i < entries.length; i++) if (entries.at(i)!.committed) n++;
   return n;
 }

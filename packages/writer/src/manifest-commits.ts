@@ -83,10 +83,21 @@ export class ManifestCommits {
     const bytes = serializeManifest(c.stored);
     if (c.list === undefined) return { bytes };
     const list = c.list;
-    return {
-      bytes,
-      pages: { list, fresh: c.fresh, keys: c.pages.map((p) => manifestPageKey(list, p.ref.sha256)) },
-    };
+    return { bytes, pages: { list, fresh: c.fresh, keys: c.pages.map((p) => this.#pageKey(list, p)) } };
+  }
+
+  /**
+   * A page's key, made once per page: an unchanged page is the same object from commit to commit, so its
+   * key is the same string, whose hash the collection's sets then compute once.
+   */
+  readonly #pageKeys = new WeakMap<ManifestPage<object>, string>();
+  #pageKey(list: PagedList, page: ManifestPage<object>): string {
+    let key = this.#pageKeys.get(page);
+    if (key === undefined) {
+      key = manifestPageKey(list, page.ref.sha256);
+      this.#pageKeys.set(page, key);
+    }
+    return key;
   }
 
   /**

@@ -6,12 +6,12 @@ import {
   type OutputManifest,
   type OutputManifestV1,
   type OutputManifestV2,
-  type RecordEntry,
   type StreamSchema,
   type TimeShardEntry,
   type VariableSpec,
 } from "@zarr-stream/spec";
 import { indexedSummary } from "./indexed-summary.js";
+import { manifestRecords, RecordEntries } from "./record-entries.js";
 import { indexedTimes } from "./time-mode.js";
 
 /** The committed state a manifest records, as the owner keeps it between commits. */
@@ -23,7 +23,7 @@ export interface CommittedState {
   timeShards: TimeShardEntry[];
   lastT: number | null;
   /** Indexed mode: one entry per time index. */
-  entries?: RecordEntry[];
+  entries?: RecordEntries;
   staticsCommitted: string[];
   blobs: ManifestBlob[];
   createdAt: string;
@@ -68,7 +68,7 @@ function v1Fields(id: ManifestIdentity, state: CommittedState): Omit<OutputManif
   let summary = { timeShards: state.timeShards, lastT: state.lastT };
   if (times) {
     const { timeShards, lastIndex } = indexedSummary(state.entries!, shardT);
-    summary = { timeShards, lastT: lastIndex < 0 ? null : state.entries![lastIndex]!.t };
+    summary = { timeShards, lastT: lastIndex < 0 ? null : state.entries!.at(lastIndex)!.t };
   }
   return {
     base_url: id.baseUrl,
@@ -112,10 +112,9 @@ export function buildManifestV2(id: ManifestIdentity, state: CommittedState): Ou
     statics_committed: [...state.staticsCommitted].sort(),
     blobs: [...state.blobs].sort(compareBlobs),
   };
-  // The state's entries array is never changed once made (a commit copies it), so the manifest shares
-  // it rather than copying 10^5 pointers per commit, and the manifest pager knows it by identity.
-  // (Frozen, V8 would keep the array in slow mode, which makes every later copy of it dear.)
-  if (state.entries) m.records = { entries: state.entries };
+  // The state's entries are never changed once made, so the manifest shares their blocks rather than
+  // copying 10^5 pointers per commit, and the manifest pager knows an unchanged block by identity.
+  if (state.entries) m.records = manifestRecords(state.entries);
   return m;
 }
 
@@ -137,7 +136,7 @@ export function stateFromManifest(m: OutputManifest): CommittedState {
     nCommitted: entries ? entries.filter((e) => e.committed).length : m.n_records,
     timeShards: m.time_shards.map((e) => ({ ...e })),
     lastT: m.last_t,
-    ...(entries ? { entries } : {}),
+    ...(entries ? { entries: RecordEntries.from(entries) } : {}),
     staticsCommitted: [...(v2?.statics_committed ?? [])],
     blobs: (v2?.blobs ?? []).map((b) => ({ ...b })),
     createdAt: m.created_at,
@@ -149,6 +148,17 @@ const FLOAT_KEYS = new Set(["t_start", "t_end", "last_t", "t"]);
 const FLOAT_MARK = "\u0000float:";
 const PAGE_REF_KEYS = new Set(["pages", "time_shard_pages"]);
 const REF_MARK = "\u0000ref:";
+
+/** A page ref's JSON, made once per ref: an unchanged page keeps its ref object from commit to commit. */
+const refTexts = new WeakMap<object, string>();
+function refText(ref: object): string {
+  let text = refTexts.get(ref);
+  if (text === undefined) {
+    text = JSON.stringify(ref);
+    refTexts.set(ref, text);
+  }
+  return text;
+}
 
 /**
  * Serialises a manifest like serde_json's pretty printer (2-space indent, insertion order, no trailing
@@ -169,7 +179,7 @@ export function serializeManifest(m: OutputManifest): Uint8Array {
         return `${FLOAT_MARK}${value}.0`;
       // A paged manifest's refs print one to a line: pretty-printed they would double its size.
       if (PAGE_REF_KEYS.has(key) && Array.isArray(value))
-        return value.map((ref) => `${REF_MARK}${refs.push(JSON.stringify(ref)) - 1}`);
+        return value.map((ref: object) => `${REF_MARK}${refs.push(refText(ref)) - 1}`);
       return value;
     },
     2,

@@ -13,6 +13,7 @@ import {
   type TimeShardEntry,
 } from "@zarr-stream/spec";
 import { changedSince } from "./list-lineage.js";
+import { entriesBehind, RecordEntries } from "./record-entries.js";
 
 /** A manifest as the owner writes it: the stored (paged) document and the pages it refers to. */
 export interface ComposedManifest {
@@ -25,8 +26,6 @@ export interface ComposedManifest {
   fresh: ManifestPage<object>[];
 }
 
-const sameRecord = (a: RecordEntry, b: RecordEntry) =>
-  a === b || (a.committed === b.committed && a.t === b.t && a.generation === b.generation);
 const sameShard = (a: TimeShardEntry, b: TimeShardEntry) =>
   a === b || (a.index === b.index && a.t_start === b.t_start && a.t_end === b.t_end && a.n === b.n);
 
@@ -46,8 +45,12 @@ export class ManifestPager {
   #pages = new Map<number, ManifestPage<object>>();
   /** sha256 of the pages known to be in the store (written by this owner, or referred to by a manifest read). */
   readonly #stored = new Set<string>();
-  /** The record entries and time shards of the last composed manifest. */
-  #source: readonly RecordEntry[] | undefined;
+  /**
+   * Record pages by the block of entries they were made from: blocks are never changed once made
+   * (record-entries.ts), so an untouched block's page is reused without looking at its entries.
+   */
+  #blockPages = new WeakMap<readonly RecordEntry[], ManifestPage<object>>();
+  /** The time shards of the last composed manifest. */
   #shardSource: readonly TimeShardEntry[] | undefined;
 
   /** A manifest read from the store: its pages exist there. */
@@ -68,7 +71,7 @@ export class ManifestPager {
   /** The stored form of the resolved manifest `m`. */
   compose(m: OutputManifestV2): ComposedManifest {
     if (m.records !== undefined) {
-      const { pages, fresh } = this.#recordPages(m.records.entries);
+      const { pages, fresh } = this.#recordPages(m.records);
       if (pages.length === 0) return { stored: m, pages, fresh };
       return {
         stored: pagedManifest(m, { records: pages.map((p) => p.ref) }),
@@ -83,33 +86,22 @@ export class ManifestPager {
     return { stored, list: "time_shards", pages, fresh };
   }
 
-  /**
-   * Record pages: a block none of whose entries changed since the last composed manifest keeps its page
-   * without being looked at, when the entries are known to derive from that manifest's by one commit.
-   */
-  #recordPages(entries: readonly RecordEntry[]) {
+  /** Record pages, one per block of entries once the list outgrows a page. */
+  #recordPages(records: { entries: RecordEntry[] }) {
+    const entries = entriesBehind(records) ?? RecordEntries.from(records.entries);
     const pages: ManifestPage<object>[] = [];
     const fresh: ManifestPage<object>[] = [];
-    const next = new Map<number, ManifestPage<object>>();
     if (entries.length > MANIFEST_PAGE_SIZE) {
-      const changed = changedSince(entries, this.#source);
-      const dirty = changed && new Set(changed.map((i) => i - (i % MANIFEST_PAGE_SIZE)));
-      for (let first = 0; first < entries.length; first += MANIFEST_PAGE_SIZE) {
-        const kept = this.#pages.get(first);
-        let page = kept !== undefined && dirty !== undefined && !dirty.has(first) ? kept : undefined;
+      entries.blocks.forEach((block, b) => {
+        let page = this.#blockPages.get(block);
         if (page === undefined) {
-          const block = entries.slice(first, first + MANIFEST_PAGE_SIZE);
-          const same = kept !== undefined && sameEntries(kept.entries as RecordEntry[], block, sameRecord);
-          page = same ? kept! : makeManifestPage(first, block);
+          page = makeManifestPage(b * MANIFEST_PAGE_SIZE, block);
+          this.#blockPages.set(block, page);
         }
         if (!this.#stored.has(page.ref.sha256)) fresh.push(page);
         pages.push(page);
-        next.set(first, page);
-      }
+      });
     }
-    this.#pages = next;
-    this.#source = entries;
-    this.#shardSource = undefined;
     return { pages, fresh };
   }
 

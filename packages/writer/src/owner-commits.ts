@@ -174,7 +174,7 @@ export class OwnerCommits {
       nCommitted: state.nCommitted,
       lastT: state.lastT,
       regionDims: this.o.manifestVersion === 2 ? this.o.regionDims : undefined,
-      isRecordCommitted: (i) => state.entries?.[i]?.committed === true,
+      isRecordCommitted: (i) => state.entries?.at(i)?.committed === true,
       committedStatics: new Set(state.staticsCommitted),
       isStaticPartitioned: (name, regionDims) =>
         isPartitioned(schema.statics.find((s) => s.name === name)!.dims, regionDims),

@@ -20,6 +20,7 @@ import { committedIndices } from "./committed-state.js";
 import { ControlPlaneLink } from "./control-plane-link.js";
 import { FencedObjects, leaseKey } from "./fenced-objects.js";
 import { type CommittedState, stateFromManifest, utcSeconds } from "./manifest-doc.js";
+import { RecordEntries } from "./record-entries.js";
 import { checkRole } from "./roles.js";
 import { schemaFromManifestV1 } from "./schema-v1.js";
 import { GROUP_KEY } from "./store-layout.js";
@@ -73,7 +74,9 @@ function fresh(
     nCommitted: 0,
     timeShards: [],
     lastT: null,
-    ...(times ? { entries: times.map((t) => ({ committed: false, t, generation: 0 })) } : {}),
+    ...(times
+      ? { entries: RecordEntries.from(times.map((t) => ({ committed: false, t, generation: 0 }))) }
+      : {}),
     staticsCommitted: [],
     blobs: [],
     createdAt: utcSeconds((opts.now ?? (() => new Date()))()),

@@ -17,6 +17,7 @@ import { FencedObjects } from "../src/fenced-objects.js";
 import { ZarrStreamWriter } from "../src/index.js";
 import { ManifestCommits } from "../src/manifest-commits.js";
 import { buildManifestV2, type CommittedState, serializeManifest } from "../src/manifest-doc.js";
+import { RecordEntries } from "../src/record-entries.js";
 import { bits, storeLocations } from "./store-locations.js";
 import { writeGate } from "./write-gate.js";
 
@@ -189,11 +190,18 @@ describe("manifest bytes per commit at 10^5 records", () => {
     const ident = id({ indexed: { times } }, 8);
     // every record committed but one in the middle and one at the end; each is then committed
     const entries = times.map((t, i) => ({ committed: i !== N / 2 && i !== N - 1, t, generation: 1 }));
-    const first: CommittedState = { ...base, nCommitted: N - 2, timeShards: [], lastT: null, entries };
+    const first: CommittedState = {
+      ...base,
+      nCommitted: N - 2,
+      timeShards: [],
+      lastT: null,
+      entries: RecordEntries.from(entries),
+    };
     for (const i of [N / 2, N - 1]) {
       const after = entries.slice();
       after[i] = { committed: true, t: times[i]!, generation: 2 };
-      const { bytes } = await bytesOfNextCommit(ident, first, { ...first, entries: after, commitSeq: 2 });
+      const next = { ...first, entries: RecordEntries.from(after), commitSeq: 2 };
+      const { bytes } = await bytesOfNextCommit(ident, first, next);
       assert.ok(bytes <= budget, `record ${i}: ${bytes} bytes written, budget ${budget}`);
       assert.ok(bytes > 0);
     }
@@ -281,3 +289,65 @@ for (const [backend, location] of backends) {
     },
   );
 }
+
+test("indexed: a one-record read of a paged store fetches only the page holding the record's entry", async () => {
+  const store = new MemoryStore();
+  const n = 3 * P + 7;
+  const times = Array.from({ length: n }, (_, i) => i);
+  const w = await ZarrStreamWriter.create(store, tinySchema({ indexed: { times } }, 4), { kind: "single" });
+  const picked = [5, P + 9, 3 * P + 2];
+  for (const i of picked) await w.writeRecordAt(i, i, rec(i));
+  await w.flush();
+  const pageGets: string[] = [];
+  const get = store.get.bind(store);
+  store.get = async (key) => {
+    if (key.startsWith(MANIFEST_PAGE_PREFIX)) pageGets.push(key);
+    return get(key);
+  };
+  const got = await readRecord(store, "v", P + 9);
+  assert.deepEqual([...(got.data as Float32Array)], [P + 9, -(P + 9)]);
+  assert.equal(pageGets.length, 1);
+  await assert.rejects(readRecord(store, "v", P + 10), (e) => (e as Error).name === "NotCommitted");
+  await assert.rejects(readRecord(store, "v", n), (e) => (e as Error).name === "NotCommitted");
+  assert.equal(pageGets.length, 1, "the other record of that page is answered from the same page");
+  await w.invalidate([P + 9]);
+  await assert.rejects(readRecord(store, "v", P + 9), (e) => (e as Error).name === "NotCommitted");
+  const last = await readRecord(store, "v", 3 * P + 2);
+  assert.deepEqual([...(last.data as Float32Array)], [3 * P + 2, -(3 * P + 2)]);
+  await w.close();
+});
+
+test("indexed: a one-record read whose head names a page already collected reads the manifest again", async () => {
+  const store = new MemoryStore();
+  const n = 2 * P + 3;
+  const times = Array.from({ length: n }, (_, i) => i * 10);
+  const w = await ZarrStreamWriter.create(store, tinySchema({ indexed: { times } }, 4), { kind: "single" });
+  const commit = async (i: number) => {
+    await w.writeRecordAt(i, times[i]!, rec(i));
+    await w.flush();
+  };
+  await commit(5);
+  const oldBytes = (await store.get(MANIFEST_KEY))!;
+  const oldPages = await pageKeys(store);
+  await commit(6);
+  await commit(7);
+  const now = await pageKeys(store);
+  assert.ok(
+    oldPages.some((k) => !now.includes(k)),
+    "a page of the first manifest is collected two commits later",
+  );
+  // The head read returns the first manifest, as if it raced the two commits.
+  let stale = true;
+  const getVersioned = store.getVersioned.bind(store);
+  store.getVersioned = async (key) => {
+    if (key === MANIFEST_KEY && stale) {
+      stale = false;
+      return { bytes: oldBytes, version: "stale" };
+    }
+    return getVersioned(key);
+  };
+  const got = await readRecord(store, "v", 6);
+  assert.deepEqual([...(got.data as Float32Array)], [6, -6]);
+  assert.equal(stale, false);
+  await w.close();
+});
