@@ -122,6 +122,10 @@ export function formatReport(out) {
       `${label}: ${curve.rss.map((p) => `${p.records}:${f(p.rss_MB, 0)}MB(peak ${f(p.peak_rss_MB, 0)})`).join(" ")}`,
       last.peak_rss_MB <= first.peak_rss_MB + 50,
     );
+    if (curve.rss.every((p) => typeof p.heap_after_gc_MB === "number"))
+      lines.push(
+        `  ${label}, heap kept by a full GC: ${curve.rss.map((p) => `${p.records}:${f(p.heap_after_gc_MB, 1)}MB`).join(" ")}`,
+      );
   };
   if (scaling.rss_vs_records_indexed?.rss)
     flat("RSS flat over indexed records", scaling.rss_vs_records_indexed);

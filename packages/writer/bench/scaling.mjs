@@ -2,6 +2,8 @@
 // The scaling curves, each run in its own process by the harness: node scaling.mjs <curve> <params.json>
 // Prints one JSON line.
 import { rmSync } from "node:fs";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { MANIFEST_KEY, readRecord } from "@zarr-stream/reader";
 import { FsStore, MemoryStore } from "@zarr-stream/store";
 import { ZarrStreamWriter } from "@zarr-stream/writer";
@@ -224,11 +226,21 @@ async function rssAndReadVsRecords({ workload: wl, checkpoints, dir, indexed = f
         best = Math.min(best, performance.now() - t0);
       }
       read.push({ records: r + 1, read_record_ms: best });
+      // Taken after the RSS sample and the reads: the heap a full collection keeps tells per-record state
+      // (it grows) from a V8 heap that is only sized up (RSS grows, this stays).
+      collectGarbage();
+      rss[rss.length - 1].heap_after_gc_MB = mb(process.memoryUsage().heapUsed);
     }
   }
   await w.close();
   rmSync(dir, { recursive: true, force: true });
   return { baseline_rss_MB: baseline, rss, read };
+}
+
+/** A full garbage collection, without needing --expose-gc on the command line. */
+function collectGarbage() {
+  setFlagsFromString("--expose-gc");
+  runInNewContext("gc")();
 }
 
 const curves = { commitVsWriters, manifestVsRecords, rssAndReadVsRecords };
