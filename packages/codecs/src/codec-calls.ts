@@ -123,7 +123,9 @@ export async function copyBoxes(...args: CopyBoxesArgs): Promise<void> {
  * split over the libuv pool's threads, with no per-chunk buffer where a box is a contiguous run of the
  * target. Every frame gets decode()'s checks; the first frame (in `frames` order) that fails is a
  * CorruptShard naming the key and the frame's position in `frames`, and the target's boxes then hold
- * unspecified bytes. `chunkIds` (default: positions) is what the error calls each frame.
+ * unspecified bytes. `chunkIds` (default: positions) is what the error calls each frame. The boxes'
+ * destinations must not overlap (a shard's chunks each have their own place): frames decode in parallel,
+ * so where two boxes share target elements, which one lands there is unspecified.
  */
 export async function decodeBoxes(
   ...[spec, ...args]: [spec: CodecSpec, ...DecodeBoxesArgs, key?: string, chunkIds?: readonly number[]]
