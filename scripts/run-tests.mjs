@@ -59,6 +59,31 @@ function countsOf(tapFile) {
   };
 }
 
+/**
+ * The failed tests of a TAP copy, each with its location and the first lines of its error. CI keeps only
+ * the tail of a run's output, so the summary repeats these where the tail shows them.
+ */
+function failuresOf(tapFile, maxErrorLines = 12) {
+  const lines = readFileSync(tapFile, "utf8").split("\n");
+  const out = [];
+  for (let i = 0; i < lines.length; i++) {
+    const m = lines[i].match(/^(\s*)not ok \d+ - (.*)$/);
+    if (m === null) continue;
+    const indent = m[1].length;
+    const detail = [];
+    for (let j = i + 1; j < lines.length && detail.length < maxErrorLines; j++) {
+      const line = lines[j];
+      if (line.trim() === "...") break;
+      if (/^\s*(location|error|failureType|code):/.test(line) || detail.length > 0) {
+        if (/^\s*(stack|expected|actual|operator|code):/.test(line)) break;
+        if (line.trim() !== "" && line.trim() !== "---") detail.push(line.slice(indent));
+      }
+    }
+    out.push(`not ok - ${m[2]}`, ...detail.map((d) => `    ${d.trim()}`));
+  }
+  return out;
+}
+
 function finish(passed, failed, ok) {
   console.log(`${passed} passed, ${failed} failed`);
   process.exit(ok && failed === 0 && passed > 0 ? 0 : 1);
@@ -76,6 +101,7 @@ if (args[0] === "--summary") {
     } else {
       passed += c.passed;
       failed += c.failed;
+      if (c.failed > 0) console.log([`${tap}:`, ...failuresOf(join(root, tap))].join("\n"));
     }
   }
   finish(passed, failed, true);

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Starts or stops a loopback S3 server (moto_server from the project's .venv) for manual runs and CI
+// Starts or stops a loopback S3 server (moto from the project's .venv, run by python/moto_server.py) for manual runs and CI
 // jobs that want one shared server; the test suites start their own and need none of this.
 //   node scripts/s3-server.mjs start [bucket]   prints `export AWS_...` lines (eval them) and leaves it running
 //   node scripts/s3-server.mjs stop             stops the server this script started
@@ -30,7 +30,13 @@ async function start() {
   if (!existsSync(moto)) throw new Error(`${moto} is missing: run bash scripts/setup-python.sh`);
   const port = await freePort();
   const endpoint = `http://127.0.0.1:${port}`;
-  const child = spawn(moto, ["-H", "127.0.0.1", "-p", String(port)], { detached: true, stdio: "ignore" });
+  // python/moto_server.py: moto with atomic conditional writes, as the test suites run it.
+  const python = join(root, ".venv", "bin", "python");
+  const script = join(root, "python", "moto_server.py");
+  const child = spawn(python, [script, "-H", "127.0.0.1", "-p", String(port)], {
+    detached: true,
+    stdio: "ignore",
+  });
   child.unref();
   for (let i = 0; i < 200; i++) {
     const ok = await fetch(`${endpoint}/moto-api/`).then(
@@ -38,7 +44,7 @@ async function start() {
       () => false,
     );
     if (ok) break;
-    if (i === 199) throw new Error("moto_server did not answer within 20 s");
+    if (i === 199) throw new Error("python/moto_server.py did not answer within 20 s");
     await sleep(100);
   }
   // A bucket is a PUT on its name (path style); moto does not check signatures by default.

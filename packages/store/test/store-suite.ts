@@ -306,15 +306,7 @@ export function storeSuite(name: string, makeStore: () => Promise<Store> | Store
 type VersionedStore = Store & Required<Pick<Store, "getVersioned" | "putIfVersion">>;
 
 /** The optional compare-and-swap pair (getVersioned/putIfVersion) the owner's manifest write relies on. */
-export function versionedStoreSuite(
-  name: string,
-  makeStore: () => Promise<VersionedStore> | VersionedStore,
-  /**
-   * false for a server that checks conditions outside its write lock (the moto emulator): concurrent
-   * swaps from one version may then all pass. Every real backend we run decides them exclusively.
-   */
-  exclusive = true,
-) {
+export function versionedStoreSuite(name: string, makeStore: () => Promise<VersionedStore> | VersionedStore) {
   describe(`${name} compare-and-swap (getVersioned/putIfVersion)`, () => {
     it("Store.putIfVersion: null creates only when absent; the returned version is what getVersioned reports", async () => {
       const s = await makeStore();
@@ -357,8 +349,7 @@ export function versionedStoreSuite(
         Array.from({ length: 8 }, (_, i) => s.putIfVersion("manifest.json", bytes(i + 1, i + 1), v0)),
       );
       const winners = results.flatMap((v, i) => (v !== undefined ? [i] : []));
-      if (exclusive) assert.equal(winners.length, 1, `winners: ${winners.join(",")}`);
-      else assert.ok(winners.length >= 1, "at least one swap wins");
+      assert.equal(winners.length, 1, `winners: ${winners.join(",")}`);
       const stored = (await s.getVersioned("manifest.json"))!;
       const w = winners.find((i) => results[i] === stored.version)! + 1;
       assert.ok(w > 0, "the stored version is a winner's");

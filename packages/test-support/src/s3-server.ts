@@ -8,6 +8,11 @@ import { CreateBucketCommand, S3Client } from "@aws-sdk/client-s3";
 import { inCi, REPO } from "./repo.js";
 
 export const MOTO_SERVER = join(REPO, ".venv", "bin", "moto_server");
+/**
+ * moto's application behind a lock on mutating requests, so conditional writes are atomic as on S3
+ * (python/moto_server.py says why); it runs on the .venv's Python, which has moto when MOTO_SERVER exists.
+ */
+const MOTO_ATOMIC = [join(REPO, ".venv", "bin", "python"), join(REPO, "python", "moto_server.py")] as const;
 /** Versity's S3 gateway, built by scripts/setup-test-env.sh into a git-ignored folder. */
 export const VERSITYGW = join(REPO, ".tools", "gopath", "bin", "versitygw");
 /** Both servers accept these; they keep the SDK from searching the machine for real credentials. */
@@ -69,7 +74,7 @@ export async function startS3Server<S = S3TestStoreOptions>(
   if (kind === "moto") {
     const { proc, endpoint } = await spawnOnFreePort(
       "moto_server",
-      (port) => [binary, ["-H", "127.0.0.1", "-p", String(port)], {}],
+      (port) => [MOTO_ATOMIC[0], [MOTO_ATOMIC[1], "-H", "127.0.0.1", "-p", String(port)], {}],
       (endpoint) => answers(`${endpoint}/moto-api/`),
     );
     return serverOn(endpoint, proc, makeStore, () => {});
