@@ -28,6 +28,7 @@ export function defaultWorkload() {
       [0, 720],
     ],
     cold: true,
+    cold_reps: 5,
     warm_reps: 5,
   };
 }
