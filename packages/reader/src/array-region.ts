@@ -4,6 +4,7 @@ import {
   matchesDType,
   openZarrArray,
   parseArrayZarrJson,
+  type ReadScratch,
   type ReusableBuffer,
   readShardInto,
   shardKey,
@@ -66,11 +67,31 @@ export interface RegionOptions {
 const READ_CONCURRENCY = 8;
 
 /**
- * Shard-window buffers kept between reads, at most one per concurrent shard read (8, each up to the 4 MiB
- * remote window): a fresh multi-megabyte buffer per shard read costs page faults and full GCs from
- * external-memory pressure (measured in packages/spec/docs/history.md).
+ * Buffers kept between shard reads, up to KEEP_BYTES in all, and lent to each reading worker (its windows
+ * and its bodies): a fresh buffer per shard read costs page faults and full GCs from external-memory
+ * pressure (measured in packages/spec/docs/history.md). The cap holds the 8 workers of one remote read
+ * (4 MiB windows) or the workers of many local reads running at once.
  */
-const windowBuffers: Uint8Array[] = [];
+const KEEP_BYTES = 32 * 2 ** 20;
+const kept: Uint8Array[] = [];
+let keptBytes = 0;
+
+/** A buffer from the kept ones, grown on demand (not zero-filled: every byte handed out is read first). */
+function lendBuffer(): ReusableBuffer & { release(): void } {
+  let buf = kept.pop();
+  if (buf !== undefined) keptBytes -= buf.length;
+  return {
+    take(n: number) {
+      if (buf === undefined || buf.length < n) buf = new Uint8Array(Buffer.allocUnsafeSlow(n).buffer, 0, n);
+      return buf;
+    },
+    release() {
+      if (buf === undefined || keptBytes + buf.length > KEEP_BYTES) return;
+      kept.push(buf);
+      keptBytes += buf.length;
+    },
+  };
+}
 
 /**
  * Reads the box `sel` (per dim [start, stop) in array coordinates) of an array into a C-order buffer of the
@@ -143,20 +164,15 @@ async function readLayoutRegion(
   walk(0, []);
   let next = 0;
   const worker = async () => {
-    // Grown to the largest window this worker reads; not zero-filled, every byte handed out is read first.
-    let scratch = windowBuffers.pop();
-    const take = (n: number) => {
-      if (scratch === undefined || scratch.length < n)
-        scratch = new Uint8Array(Buffer.allocUnsafeSlow(n).buffer, 0, n);
-      return scratch;
-    };
+    const scratch = { window: lendBuffer(), bodies: lendBuffer() };
     try {
-      await readShards({ take });
+      await readShards(scratch);
     } finally {
-      if (scratch !== undefined && windowBuffers.length < READ_CONCURRENCY) windowBuffers.push(scratch);
+      scratch.window.release();
+      scratch.bodies.release();
     }
   };
-  const readShards = async (scratch: ReusableBuffer) => {
+  const readShards = async (scratch: ReadScratch) => {
     while (next < shardIndices.length) {
       const idx = shardIndices[next++]!;
       const inter = idx.map((i, d) => {

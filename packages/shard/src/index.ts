@@ -21,7 +21,7 @@ export {
   shardGrid,
   shardKey,
 } from "./metadata.js";
-export { type ReadTarget, readShardInto, readShardRegion } from "./ranged-read.js";
+export { type ReadScratch, type ReadTarget, readShardInto, readShardRegion } from "./ranged-read.js";
 export { LOCAL_SHARD_WINDOW, SHARD_WINDOW } from "./read-window.js";
 export {
   decodeShard,

@@ -4,7 +4,7 @@ import type { ReadableStore } from "@zarr-stream/store";
 import { allocTyped, bytesOf, itemSize, matchesDType } from "./dtype.js";
 import { checkShardIndex, forEachIndex, linearIndex, product } from "./grid.js";
 import { type ArrayLayout, chunksPerShard, validateLayout } from "./metadata.js";
-import { readHead, windowFor } from "./read-window.js";
+import { readHead, readIntoScratch, windowFor } from "./read-window.js";
 import { type ReusableBuffer, shardIndexByteLength, zeroBox } from "./shard-format.js";
 
 /** Chunk bodies closer than this are fetched in one read: a few KiB extra beats another round trip. */
@@ -38,6 +38,15 @@ export function coalesce(wanted: Wanted[]): Span[] {
     }
   }
   return spans;
+}
+
+/**
+ * Buffers a caller reading many shards, one after another, lends readShardInto: one for the first read's
+ * window and one for the bodies past it. Each is free again once the call's promise settles.
+ */
+export interface ReadScratch {
+  window: ReusableBuffer;
+  bodies: ReusableBuffer;
 }
 
 /**
@@ -100,9 +109,10 @@ function checkTarget(layout: ArrayLayout, sel: [number, number][], t: ReadTarget
  * `target`, decoding only the inner chunks the box touches, each copied once into place. The first read
  * takes a window from the index end (see read-window.ts) holding the index and, when the object fits, every
  * body; other bodies are fetched with one range read per run of nearby bodies. Returns false, writing
- * nothing, when the object is absent. With `scratch` and a store that has getSuffixInto, the window is
- * read into it, so a caller reading many shards allocates nothing per shard; scratch is free again once
- * the promise settles.
+ * nothing, when the object is absent. With `scratch` and a store that has getSuffixInto and getRangeInto,
+ * the window and the bodies past it are read into the caller's buffers, so a caller reading many shards
+ * allocates nothing per shard (a second run of bodies, when the wanted ones lie apart, gets a buffer of
+ * its own).
  */
 export async function readShardInto(
   store: ReadableStore,
@@ -111,7 +121,7 @@ export async function readShardInto(
   shardIndex: number[],
   sel: [number, number][],
   target: ReadTarget,
-  scratch?: ReusableBuffer,
+  scratch?: ReadScratch,
 ): Promise<boolean> {
   const where = "readShardInto";
   validateLayout(layout);
@@ -120,7 +130,7 @@ export async function readShardInto(
   checkTarget(layout, sel, target, where);
   if (sel.some(([a, b]) => a === b)) return true;
 
-  const head = await readHead(store, key, layout, windowFor(store, layout, shardIndex, sel), scratch);
+  const head = await readHead(store, key, layout, windowFor(store, layout, shardIndex, sel), scratch?.window);
   if (head === undefined) return false;
   const { chunkShape, shardShape } = layout;
   const grid = chunksPerShard(layout);
@@ -188,7 +198,7 @@ export async function readShardInto(
   });
   await Promise.all([
     place(inside, (w) => bytes.subarray(w.offset - from!, w.offset - from! + w.nbytes)),
-    readBodies(store, key, layout, outside, place),
+    readBodies(store, key, layout, outside, place, scratch?.bodies),
   ]);
   return true;
 }
@@ -200,6 +210,7 @@ async function readBodies(
   layout: ArrayLayout,
   wanted: Wanted[],
   place: (members: Wanted[], bodyOf: (w: Wanted) => Uint8Array) => Promise<void>,
+  scratch?: ReusableBuffer,
 ): Promise<void> {
   const spans = coalesce(wanted);
   const indexLen = shardIndexByteLength(layout);
@@ -213,7 +224,8 @@ async function readBodies(
     spans.map(async (span, i) => {
       const need = span.end - span.start;
       const ask = i === furthest ? need + indexLen : need;
-      const bytes = await store.getRange(key, span.start, ask);
+      // The spans are read at once: the caller's buffer serves the first.
+      const bytes = await range(store, key, span.start, ask, i === 0 ? scratch : undefined);
       if (bytes === undefined) {
         throw new CorruptShard(
           `shard ${JSON.stringify(key)}: object vanished between index and body reads`,
@@ -231,6 +243,13 @@ async function readBodies(
       );
     }),
   );
+}
+
+/** getRange, into the caller's reusable buffer when the store can. */
+function range(store: ReadableStore, key: string, offset: number, n: number, scratch?: ReusableBuffer) {
+  const { getRangeInto } = store;
+  if (scratch === undefined || getRangeInto === undefined) return store.getRange(key, offset, n);
+  return readIntoScratch(scratch, n, (into) => getRangeInto.call(store, key, offset, n, into));
 }
 
 /**

@@ -45,12 +45,22 @@ export function windowFor(
   return whole ? SHARD_WINDOW : LOCAL_SHARD_WINDOW;
 }
 
-/** getSuffix, into the caller's reusable buffer when the store can (then valid until it is taken again). */
-async function suffix(store: ReadableStore, key: string, n: number, scratch?: ReusableBuffer) {
-  if (scratch === undefined || store.getSuffixInto === undefined) return store.getSuffix(key, n);
+/** What `read` wrote into n bytes taken from the caller's reusable buffer (valid until it is taken again). */
+export async function readIntoScratch(
+  scratch: ReusableBuffer,
+  n: number,
+  read: (into: Uint8Array) => Promise<number | undefined>,
+): Promise<Uint8Array | undefined> {
   const into = scratch.take(n);
-  const got = await store.getSuffixInto(key, n, into);
+  const got = await read(into);
   return got === undefined ? undefined : into.subarray(0, got);
+}
+
+/** getSuffix, into the caller's reusable buffer when the store can. */
+async function suffix(store: ReadableStore, key: string, n: number, scratch?: ReusableBuffer) {
+  const { getSuffixInto } = store;
+  if (scratch === undefined || getSuffixInto === undefined) return store.getSuffix(key, n);
+  return readIntoScratch(scratch, n, (into) => getSuffixInto.call(store, key, n, into));
 }
 
 /** The parsed index and the window it came in; `from` is the object offset of `bytes[0]` when known. */

@@ -84,26 +84,43 @@ export class FsStore implements Store {
 
   async getSuffixInto(key: string, n: number, into: Uint8Array): Promise<number | undefined> {
     check.suffix(key, n);
-    if (!(into instanceof Uint8Array))
-      throw new SchemaError("getSuffixInto: into must be a Uint8Array", "/into");
+    return this.#readInto("getSuffixInto", key, 0, n, true, into);
+  }
+
+  async getRangeInto(
+    key: string,
+    offset: number,
+    length: number,
+    into: Uint8Array,
+  ): Promise<number | undefined> {
+    check.range(key, offset, length);
+    return this.#readInto("getRangeInto", key, offset, length, false, into);
+  }
+
+  /** A range (or, fromEnd, the last `length` bytes) read into the caller's buffer; how many bytes it wrote. */
+  async #readInto(
+    what: string,
+    key: string,
+    offset: number,
+    length: number,
+    fromEnd: boolean,
+    into: Uint8Array,
+  ): Promise<number | undefined> {
+    if (!(into instanceof Uint8Array)) throw new SchemaError(`${what}: into must be a Uint8Array`, "/into");
+    const tooSmall = (need: number) =>
+      new SchemaError(`${what}: ${key} needs ${need} bytes, into holds ${into.length}`, "/into");
     if (this.#reader !== undefined) {
-      const got = await this.#readNative(key, 0, n, true, into);
+      const got = await this.#readNative(key, fromEnd ? 0 : offset, length, fromEnd, into);
       if (got === ABSENT) return undefined;
       if (got.read < 0)
-        throw new SchemaError(
-          `getSuffixInto: ${key} needs ${Math.min(n, got.size)} bytes, into holds ${into.length}`,
-          "/into",
-        );
+        throw tooSmall(fromEnd ? Math.min(length, got.size) : Math.min(length, got.size - offset));
       return got.read;
     }
     return this.#read(key, async (file, size) => {
-      const start = Math.max(0, size - n);
-      if (into.length < size - start)
-        throw new SchemaError(
-          `getSuffixInto: ${key} needs ${size - start} bytes, into holds ${into.length}`,
-          "/into",
-        );
-      return (await readFully(file, start, size - start, into)).length;
+      const start = fromEnd ? Math.max(0, size - length) : Math.min(offset, size);
+      const n = fromEnd ? size - start : Math.min(length, size - start);
+      if (into.length < n) throw tooSmall(n);
+      return (await readFully(file, start, n, into)).length;
     });
   }
 

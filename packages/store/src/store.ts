@@ -33,6 +33,11 @@ export interface ReadableStore {
    * buffers instead of allocating one per read (stores whose reads allocate anyway need not offer it).
    */
   getSuffixInto?(key: string, n: number, into: Uint8Array): Promise<number | undefined>;
+  /**
+   * Optional: getRange into the caller's buffer (its first bytes), resolving with how many bytes were
+   * written, or undefined when absent; `into` must hold the bytes the range has, min(length, size - offset).
+   */
+  getRangeInto?(key: string, offset: number, length: number, into: Uint8Array): Promise<number | undefined>;
   /** Object size in bytes, or undefined when absent. */
   size(key: string): Promise<number | undefined>;
 }

@@ -107,12 +107,18 @@ describe("FsStore with direct writes (the native addon's writer)", () => {
       assert.equal(await s.getSuffixInto(`k${i}`, n + 9, into), n);
       assert.deepEqual(into.subarray(0, n), want);
       if (n > 0) await assert.rejects(s.getSuffixInto(`k${i}`, n, new Uint8Array(n - 1)), /needs \d+ bytes/);
+      into.fill(7);
+      assert.equal(await s.getRangeInto(`k${i}`, 3, n + 9, into), Math.max(0, n - 3));
+      assert.deepEqual(into.subarray(0, Math.max(0, n - 3)), want.subarray(3));
+      if (n > 4)
+        await assert.rejects(s.getRangeInto(`k${i}`, 3, n, new Uint8Array(n - 4)), /needs \d+ bytes/);
     }
     mkdirSync(join(root, "dir"));
     assert.equal(await s.get("dir"), undefined);
     assert.equal(await s.getRange("dir", 0, 4), undefined);
     assert.equal(await s.getSuffix("dir", 4), undefined);
     assert.equal(await s.getSuffixInto("dir", 4, new Uint8Array(4)), undefined);
+    assert.equal(await s.getRangeInto("dir", 0, 4, new Uint8Array(4)), undefined);
     assert.equal(await s.get("k1/below-a-file"), undefined, "ENOTDIR reads as absent");
   });
 });

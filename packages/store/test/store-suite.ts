@@ -102,6 +102,38 @@ export function storeSuite(name: string, makeStore: () => Promise<Store> | Store
       t.diagnostic(`${name}: getSuffixInto offered`);
     });
 
+    it("Store.getRangeInto (where offered): what getRange returns, written into the caller's buffer", async (t) => {
+      const s = await makeStore();
+      if (s.getRangeInto === undefined) {
+        assert.notEqual(name, "FsStore");
+        return;
+      }
+      await s.put("k", bytes(5, 6, 7, 8));
+      const into = new Uint8Array(8).fill(0xee);
+      for (const [offset, length] of [
+        [0, 0],
+        [1, 2],
+        [0, 4],
+        [2, 1000],
+        [4, 3],
+        [9, 3],
+      ] as const) {
+        into.fill(0xee);
+        const got = await s.getRangeInto("k", offset, length, into);
+        assert.equal(got, Math.max(0, Math.min(length, 4 - offset)), `[${offset}, +${length})`);
+        assert.deepEqual(into.subarray(0, got), await s.getRange("k", offset, length));
+        assert.deepEqual(into.subarray(got), new Uint8Array(8 - got!).fill(0xee), "nothing past the range");
+      }
+      assert.equal(await s.getRangeInto("nope", 0, 4, into), undefined);
+      await assert.rejects(s.getRangeInto("k", 1, 3, new Uint8Array(2)), "a buffer too small is refused");
+      assert.equal(
+        await s.getRangeInto("k", 1, 3, new Uint8Array(3)),
+        3,
+        "a buffer of the range's size is enough",
+      );
+      t.diagnostic(`${name}: getRangeInto offered`);
+    });
+
     it("standards: range arguments that are not non-negative integers are refused with StoreError", async () => {
       const s = await makeStore();
       await s.put("k", bytes(1, 2, 3));
