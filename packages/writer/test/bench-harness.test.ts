@@ -29,6 +29,31 @@ const tiny = {
 
 const isPositive = (x: unknown) => typeof x === "number" && Number.isFinite(x) && x > 0;
 
+describe("the benchmark harness: figures over rounds", () => {
+  it("keeps every throughput's highest (the limit's too), every time's lowest and the worst peak RSS", async () => {
+    const { best } = await import(harnessUrl);
+    const round = (x: number) => ({
+      compress_MBps_1core: 200 + x,
+      compress_MBps_allcores: 400 - x,
+      write_MBps: 300 + x,
+      read_record_ms: 5 - x,
+      read_record_cold_ms: 10 + x,
+      peak_rss_MB: 400 + x,
+      load_avg: [x],
+    });
+    const kept = [round(0), round(2), round(1)].reduce((a, b) => best(a, b), undefined);
+    assert.deepEqual(kept, {
+      compress_MBps_1core: 202,
+      compress_MBps_allcores: 400,
+      write_MBps: 302,
+      read_record_ms: 3,
+      read_record_cold_ms: 10,
+      peak_rss_MB: 402,
+      load_avg: [0, 2, 1],
+    });
+  });
+});
+
 describe("the benchmark harness", { skip }, () => {
   it("bench:quick's harness measures every contender and writes JSON with the required keys", async () => {
     const dir = mkdtempSync(join(tmpdir(), "zs-bench-test-"));
