@@ -67,31 +67,38 @@ export interface RegionOptions {
 const READ_CONCURRENCY = 8;
 
 /**
- * Buffers kept between shard reads, up to KEEP_BYTES in all, and lent to each reading worker (its windows
- * and its bodies): a fresh buffer per shard read costs page faults and full GCs from external-memory
- * pressure (measured in packages/spec/docs/history.md). The cap holds the 8 workers of one remote read
- * (4 MiB windows) or the workers of many local reads running at once.
+ * Buffers kept between shard reads and lent to each reading worker, one pool per use (first-read windows;
+ * bodies past them) so that a worker gets a buffer of the size that use needs: a fresh buffer per shard
+ * read costs page faults and full GCs from external-memory pressure (measured in
+ * packages/spec/docs/history.md). Each pool keeps up to KEEP_BYTES: the 8 workers of one remote read
+ * (4 MiB windows), or the workers of many local reads running at once.
  */
 const KEEP_BYTES = 32 * 2 ** 20;
-const kept: Uint8Array[] = [];
-let keptBytes = 0;
 
-/** A buffer from the kept ones, grown on demand (not zero-filled: every byte handed out is read first). */
-function lendBuffer(): ReusableBuffer & { release(): void } {
-  let buf = kept.pop();
-  if (buf !== undefined) keptBytes -= buf.length;
-  return {
-    take(n: number) {
-      if (buf === undefined || buf.length < n) buf = new Uint8Array(Buffer.allocUnsafeSlow(n).buffer, 0, n);
-      return buf;
-    },
-    release() {
-      if (buf === undefined || keptBytes + buf.length > KEEP_BYTES) return;
-      kept.push(buf);
-      keptBytes += buf.length;
-    },
-  };
+class KeptBuffers {
+  #kept: Uint8Array[] = [];
+  #bytes = 0;
+
+  /** A kept buffer, grown on demand (not zero-filled: every byte handed out is read first). */
+  lend(): ReusableBuffer & { release(): void } {
+    let buf = this.#kept.pop();
+    if (buf !== undefined) this.#bytes -= buf.length;
+    return {
+      take: (n: number) => {
+        if (buf === undefined || buf.length < n) buf = new Uint8Array(Buffer.allocUnsafeSlow(n).buffer, 0, n);
+        return buf;
+      },
+      release: () => {
+        if (buf === undefined || this.#bytes + buf.length > KEEP_BYTES) return;
+        this.#kept.push(buf);
+        this.#bytes += buf.length;
+      },
+    };
+  }
 }
+
+const windowBuffers = new KeptBuffers();
+const bodyBuffers = new KeptBuffers();
 
 /**
  * Reads the box `sel` (per dim [start, stop) in array coordinates) of an array into a C-order buffer of the
@@ -164,7 +171,7 @@ async function readLayoutRegion(
   walk(0, []);
   let next = 0;
   const worker = async () => {
-    const scratch = { window: lendBuffer(), bodies: lendBuffer() };
+    const scratch = { window: windowBuffers.lend(), bodies: bodyBuffers.lend() };
     try {
       await readShards(scratch);
     } finally {
