@@ -76,6 +76,7 @@ const READ_CONCURRENCY = 8;
 const KEEP_BYTES = 32 * 2 ** 20;
 
 class KeptBuffers {
+  /** Smallest first: a lender gets the largest, and the smallest go when the pool is full. */
   #kept: Uint8Array[] = [];
   #bytes = 0;
 
@@ -89,9 +90,12 @@ class KeptBuffers {
         return buf;
       },
       release: () => {
-        if (buf === undefined || this.#bytes + buf.length > KEEP_BYTES) return;
-        this.#kept.push(buf);
-        this.#bytes += buf.length;
+        const done = buf;
+        if (done === undefined || done.length > KEEP_BYTES) return;
+        const at = this.#kept.findIndex((k) => k.length > done.length);
+        this.#kept.splice(at < 0 ? this.#kept.length : at, 0, done);
+        this.#bytes += done.length;
+        while (this.#bytes > KEEP_BYTES) this.#bytes -= this.#kept.shift()!.length;
       },
     };
   }
