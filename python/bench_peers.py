@@ -1,7 +1,8 @@
 """The Python contenders of the zarr-stream writer benchmark (packages/writer/bench).
 
 Usage: bench_peers.py <contender> <workload.json> <store-dir>
-  contender: zarr-python | zarr-python-zarrs | tensorstore | limit
+  contender: zarr-python | zarr-python-zarrs | tensorstore | limit, which write the store afresh, or
+  tensorstore-record-reads, which reads one record of the store there (bench/record-reads.mjs)
 Prints one JSON object on stdout. Every contender runs in its own process so ru_maxrss is its own.
 
 The record values come from the same formulas as packages/writer/bench/workload.mjs (smooth fields from
@@ -361,10 +362,38 @@ def run_limit(wl):
     return out
 
 
+def tensorstore_record_reads(wl, path):
+    """TensorStore's one-record read of a store that exists (any writer's), as the tensorstore contender
+    reads its own: the median of cold_reps reads after dropping the page cache, the best of warm_reps."""
+    import tensorstore as ts
+
+    sl = region_slices(wl)
+    rec = wl["read_record"]
+
+    def spec(v):
+        return {"driver": "zarr3", "kvstore": {"driver": "file", "path": os.path.join(path, v["name"])}}
+
+    def read_record():
+        arrays = [ts.open(spec(v), open=True).result() for v in wl["vars"]]
+        return [a[rec, sl[0], sl[1]].read().result() for a in arrays]
+
+    read_record()
+    colds = []
+    for _ in range(wl.get("cold_reps", 5)):
+        if not drop_caches():
+            break
+        colds.append(timed(read_record) * 1000)
+    warm = min(timed(read_record) for _ in range(wl.get("warm_reps", 5))) * 1000
+    return {"cold_ms": statistics.median(colds) if colds else None, "warm_ms": warm}
+
+
 def main():
     contender, wl_file, path = sys.argv[1], sys.argv[2], sys.argv[3]
     with open(wl_file) as f:
         wl = json.load(f)
+    if contender == "tensorstore-record-reads":
+        print(json.dumps(tensorstore_record_reads(wl, path)))
+        return
     shutil.rmtree(path, ignore_errors=True)
     if contender == "limit":
         res = run_limit(wl)
