@@ -94,6 +94,11 @@ export class RunOpener {
     );
   }
 
+  /** The store's commit_seq now (0 before the first commit). */
+  async committedSeq(): Promise<number> {
+    return commitSeqOf(await readOutputManifestIfPresent(this.store));
+  }
+
   async waitForCommitAfter(seq: number): Promise<void> {
     await this.waitUntil(
       async () => {

@@ -49,11 +49,16 @@ export class StreamRun {
     // Resume rule: a token this writer posted for the open round holds records the new handle does not
     // have; once that round is committed they are part of the committed state to resume from. Writers
     // post ahead of the commits, so a restarted writer may find its tokens in several rounds.
-    for (;;) {
+    while (mode === "resume") {
       const seq = commitSeqOf(writer.lastManifest);
-      if (mode !== "resume" || (await store.size(mailboxKey(seq + 1, rank.id))) === undefined) break;
-      if (writer.isOwner) await commitRound(store, writer, seq + 1, rank.count, o);
-      else await opener.waitForCommitAfter(seq);
+      if ((await store.size(mailboxKey(seq + 1, rank.id))) !== undefined) {
+        if (writer.isOwner) await commitRound(store, writer, seq + 1, rank.count, o);
+        else await opener.waitForCommitAfter(seq);
+      } else if (writer.isOwner || (await opener.committedSeq()) === seq) {
+        break;
+      }
+      // (Else the owner committed that round, and cleared its tokens, between this contributor's open and
+      // its look at the mailbox.) Either way the round is committed now: resume from it.
       writer = await opener.openAs("resume");
     }
     if (writer.isOwner) await clearCommittedRounds(store, commitSeqOf(writer.lastManifest));

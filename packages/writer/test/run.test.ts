@@ -3,6 +3,7 @@ import { describe, it } from "node:test";
 import { Fenced, ProtocolError, SchemaError, StoreError } from "@zarr-stream/spec";
 import { S3Store, type Store } from "@zarr-stream/store";
 import { MailboxTimeout, type RunEvent, runRank, StreamRun, ZarrStreamWriter } from "../src/index.js";
+import { mailboxKey } from "../src/mailbox.js";
 import { bytesOf, committedDump, gridSchema, newStore, recordArrays } from "./helpers.js";
 
 const SCHEMA = gridSchema();
@@ -174,6 +175,41 @@ describe("StreamRun: the token exchange behind open/write/commit/close", { timeo
     ]);
     await Promise.all(
       [owner, contributor].map(async (run) => {
+        await writeRecords(run);
+        await run.close();
+      }),
+    );
+    assert.equal(await values(store), await singleWriterValues());
+  });
+
+  it("run: a contributor restarted while the owner commits its posted round (and clears the tokens) resumes after that round", async () => {
+    const store = newStore();
+    const owner = await openRun(store, 0);
+    const first = await openRun(store, 1);
+    await Promise.all([writeRecords(owner, 5), writeRecords(first, 10)]); // round 1 committed; round 2 posted by 1
+    // The restarted contributor opens at commit_seq 1; just before it looks for its round-2 token, the owner
+    // commits round 2 and clears the round's tokens.
+    let ownerRound2: Promise<void> | undefined;
+    const racing = new Proxy(store, {
+      get(target, prop) {
+        const value = Reflect.get(target, prop);
+        if (prop !== "size" || typeof value !== "function")
+          return typeof value === "function" ? value.bind(target) : value;
+        return async (key: string) => {
+          if (key === mailboxKey(2, 1) && ownerRound2 === undefined) {
+            ownerRound2 = writeRecords(owner, 10);
+            await ownerRound2;
+          }
+          return value.call(target, key);
+        };
+      },
+    });
+    const events: RunEvent[] = [];
+    const again = await openRun(racing, 1, { onEvent: (e) => events.push(e) });
+    assert.ok(ownerRound2 !== undefined, "the owner's commit ran between the open and the mailbox look");
+    assert.deepEqual(events.at(-1), { kind: "opened", id: 1, count: 2, mode: "resume", nextRecord: 10 });
+    await Promise.all(
+      [owner, again].map(async (run) => {
         await writeRecords(run);
         await run.close();
       }),
