@@ -39,4 +39,41 @@ describe("indexed mode: a reload of a released time shard", () => {
       }
     }
   });
+
+  it("keeps a record the contributor tokened, though a re-read manifest does not commit it yet", async () => {
+    const times = [10, 20, 30, 40, 50, 60, 70, 80];
+    const schema = gridSchema({ time_mode: { indexed: { times } } });
+    const store = new MemoryStore();
+    const mine = { lat: [0, 2] as [number, number] };
+    const theirs = { lat: [2, 4] as [number, number] };
+    const owned = (name: string, partitioned: boolean) => partitioned || name !== "temperature";
+    const contributed = (_: string, partitioned: boolean) => partitioned;
+    const owner = await ZarrStreamWriter.create(store, schema, { kind: "owner", nWriters: 2 }, mine);
+    const c = await ZarrStreamWriter.join(store, { kind: "contributor", id: 1 }, theirs);
+    // Record 6 is committed, then invalidated: the contributor's view still holds it committed.
+    await owner.writeRecordAt(6, 70, recordArrays(schema, 6, mine, owned));
+    await c.writeRecordAt(6, 70, recordArrays(schema, 6, theirs, contributed));
+    await owner.commit([await owner.flush(), await c.flush()]);
+    await owner.invalidate([6]);
+    // The contributor writes record 0 and flushes; its token travels to the owner.
+    await c.writeRecordAt(0, 10, recordArrays(schema, 0, theirs, contributed));
+    const late = await c.flush();
+    // Rewriting record 6 makes it re-read the manifest, which does not commit record 0 yet; then it
+    // writes record 1, into record 0's time shard, and flushes again.
+    await c.writeRecordAt(6, 70, recordArrays(schema, 6, theirs, contributed));
+    await c.writeRecordAt(1, 20, recordArrays(schema, 1, theirs, contributed));
+    const next = await c.flush();
+    // The owner commits record 0 with the late token.
+    await owner.writeRecordAt(0, 10, recordArrays(schema, 0, mine, owned));
+    await owner.commit([await owner.flush(), late]);
+    const { read, written } = await recordBits(store, schema, "temperature", 0, theirs);
+    assert.equal(read, written, "record 0 as the contributor wrote it");
+    await owner.writeRecordAt(1, 20, recordArrays(schema, 1, mine, owned));
+    await owner.writeRecordAt(6, 70, recordArrays(schema, 6, mine, owned));
+    await owner.commit([await owner.flush(), next]);
+    for (const r of [0, 1, 6]) {
+      const { read, written } = await recordBits(store, schema, "temperature", r, theirs);
+      assert.equal(read, written, `record ${r}`);
+    }
+  });
 });
