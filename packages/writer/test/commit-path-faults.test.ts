@@ -2,13 +2,20 @@
 // record read other bytes than were written, or left a manifest naming a page that is not there.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { readRecord } from "@zarr-stream/reader";
-import type { StreamSchema } from "@zarr-stream/spec";
+import { MANIFEST_KEY, readOutputManifest, readRecord } from "@zarr-stream/reader";
+import {
+  MANIFEST_PAGE_PREFIX,
+  MANIFEST_PAGE_SIZE,
+  type OutputManifestV2,
+  type StreamSchema,
+} from "@zarr-stream/spec";
 import { type FencingStore, MemoryStore } from "@zarr-stream/store";
-import { ZarrStreamWriter } from "../src/index.js";
+import { leaseKey, ZarrStreamWriter } from "../src/index.js";
 import { FaultStore, InjectedFault } from "./fault-store.js";
 import { gridSchema, recordArrays } from "./helpers.js";
 import { bits } from "./store-locations.js";
+
+const P = MANIFEST_PAGE_SIZE;
 
 /** Record r of variable `name` as a reader sees it, and as it was written, over `region`. */
 async function recordBits(store: FencingStore, schema: StreamSchema, name: string, r: number, region = {}) {
@@ -75,5 +82,96 @@ describe("indexed mode: a reload of a released time shard", () => {
       const { read, written } = await recordBits(store, schema, "temperature", r, theirs);
       assert.equal(read, written, `record ${r}`);
     }
+  });
+});
+
+/** A store whose next read of `key` waits, once `hold()` is called, until `release()`. */
+function readGate(inner: FencingStore, key: string) {
+  let holding = false;
+  let onReached = () => {};
+  let onRelease = () => {};
+  const reached = new Promise<void>((r) => {
+    onReached = r;
+  });
+  const released = new Promise<void>((r) => {
+    onRelease = r;
+  });
+  const store: FencingStore = {
+    url: inner.url,
+    get: (k) => inner.get(k),
+    getRange: (k, o, len) => inner.getRange(k, o, len),
+    getSuffix: (k, len) => inner.getSuffix(k, len),
+    size: (k) => inner.size(k),
+    put: (k, b) => inner.put(k, b),
+    putIfAbsent: (k, b) => inner.putIfAbsent(k, b),
+    delete: (k) => inner.delete(k),
+    list: (p) => inner.list(p),
+    getVersioned: async (k) => {
+      if (holding && k === key) {
+        holding = false;
+        onReached();
+        await released;
+      }
+      return inner.getVersioned(k);
+    },
+    version: (k) => inner.version(k),
+    putIfVersion: (k, b, v) => inner.putIfVersion(k, b, v),
+  };
+  return {
+    store,
+    reached,
+    hold() {
+      holding = true;
+    },
+    release: () => onRelease(),
+  };
+}
+
+describe("manifest pages across a takeover", () => {
+  it("a page collected by the handle a resume took over from is written again when referred to again", async () => {
+    const schema: StreamSchema = {
+      dims: [
+        ["time", 0],
+        ["x", 2],
+      ],
+      time_dim: "time",
+      time_mode: "append",
+      vars: [{ name: "v", dims: ["time", "x"], dtype: "float32" }],
+      statics: [],
+      chunk_shape: { time: 1, x: 2 },
+      shard_shape: { time: 1, x: 2 },
+      profile: "diagnostic",
+    };
+    const rec = (r: number) => ({ v: Float32Array.of(r, -r) });
+    const owner = { kind: "owner", nWriters: 1 } as const;
+    const store = new MemoryStore();
+    const n = P + 20;
+    const first = await ZarrStreamWriter.create(store, schema, owner);
+    for (let r = 0; r < n; r++) await first.writeRecord(r, rec(r));
+    await first.commit([await first.flush()]);
+    const sealed = (JSON.parse(new TextDecoder().decode(await store.get(MANIFEST_KEY))) as OutputManifestV2)
+      .time_shard_pages![0]!.sha256;
+    const pageKey = `${MANIFEST_PAGE_PREFIX}time_shards/${sealed}.json`;
+    // A has read the manifest (and its page) and is about to take the lease ...
+    const gate = readGate(store, leaseKey(0));
+    gate.hold();
+    const opening = ZarrStreamWriter.resume(gate.store, owner);
+    await gate.reached;
+    // ... when B resumes before it, truncating into the sealed page, and commits twice: the page goes.
+    const b = await ZarrStreamWriter.resume(store, owner, {}, 99);
+    for (const r of [100, 101]) {
+      await b.writeRecord(r, rec(r));
+      await b.commit([await b.flush()]);
+    }
+    assert.equal(await store.size(pageKey), undefined, "B collected the page it no longer refers to");
+    gate.release();
+    const a = await opening;
+    // A goes on from B's commits and writes the same records again: the same page is sealed again.
+    assert.equal(a.committedCount, 102);
+    for (let r = 102; r < n; r++) await a.writeRecord(r, rec(r));
+    await a.commit([await a.flush()]);
+    assert.ok((await store.size(pageKey)) !== undefined, "the page the manifest refers to is there");
+    const m = (await readOutputManifest(store)) as OutputManifestV2;
+    assert.equal(m.n_records, n);
   });
 });
