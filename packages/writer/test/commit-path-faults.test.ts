@@ -2,17 +2,18 @@
 // record read other bytes than were written, or left a manifest naming a page that is not there.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { MANIFEST_KEY, readOutputManifest, readRecord } from "@zarr-stream/reader";
+import { MANIFEST_KEY, readOutputManifest, readRecord, readStatic } from "@zarr-stream/reader";
 import {
   MANIFEST_PAGE_PREFIX,
   MANIFEST_PAGE_SIZE,
   type OutputManifestV2,
+  ProtocolError,
   type StreamSchema,
 } from "@zarr-stream/spec";
 import { type FencingStore, MemoryStore } from "@zarr-stream/store";
 import { leaseKey, ZarrStreamWriter } from "../src/index.js";
 import { FaultStore, InjectedFault } from "./fault-store.js";
-import { gridSchema, recordArrays } from "./helpers.js";
+import { gridSchema, recordArrays, staticArray } from "./helpers.js";
 import { bits } from "./store-locations.js";
 
 const P = MANIFEST_PAGE_SIZE;
@@ -173,5 +174,74 @@ describe("manifest pages across a takeover", () => {
     assert.ok((await store.size(pageKey)) !== undefined, "the page the manifest refers to is there");
     const m = (await readOutputManifest(store)) as OutputManifestV2;
     assert.equal(m.n_records, n);
+  });
+});
+
+/** A store that, once armed, carries out the next manifest write and then throws as if it had failed. */
+function losingManifestAck(inner: FencingStore) {
+  let armed = false;
+  const store: FencingStore = {
+    url: inner.url,
+    get: (k) => inner.get(k),
+    getRange: (k, o, len) => inner.getRange(k, o, len),
+    getSuffix: (k, len) => inner.getSuffix(k, len),
+    size: (k) => inner.size(k),
+    put: (k, b) => inner.put(k, b),
+    putIfAbsent: (k, b) => inner.putIfAbsent(k, b),
+    delete: (k) => inner.delete(k),
+    list: (p) => inner.list(p),
+    getVersioned: (k) => inner.getVersioned(k),
+    version: (k) => inner.version(k),
+    putIfVersion: async (k, b, v) => {
+      const version = await inner.putIfVersion(k, b, v);
+      if (armed && k === MANIFEST_KEY) {
+        armed = false;
+        throw new InjectedFault(`injected lost acknowledgement of ${k}`, k);
+      }
+      return version;
+    },
+  };
+  return {
+    store,
+    arm() {
+      armed = true;
+    },
+  };
+}
+
+describe("a rewrite while a manifest write's outcome is unknown", () => {
+  const times = [10, 20, 30, 40];
+  const schema = gridSchema({ time_mode: { indexed: { times } }, statics: [] });
+  // Other bytes than record 0's: the generator's record 3.
+  const other = () => recordArrays(schema, 3, {});
+
+  it("is refused when that write committed the record: the committed bytes stay", async () => {
+    const inner = new MemoryStore();
+    const faulty = losingManifestAck(inner);
+    const w = await ZarrStreamWriter.create(faulty.store, schema, { kind: "single" });
+    await w.writeRecordAt(0, 10, recordArrays(schema, 0, {}));
+    faulty.arm();
+    await assert.rejects(w.flush(), InjectedFault);
+    // The flush's commit landed: record 0 is committed, and the rewrite rule refuses writing it again.
+    await assert.rejects(w.writeRecordAt(0, 10, other()), ProtocolError);
+    await w.close();
+    for (const v of schema.vars) {
+      const { read, written } = await recordBits(inner, schema, v.name, 0);
+      assert.equal(read, written, `record 0 of ${v.name}`);
+    }
+  });
+
+  it("is refused for a static that write committed: the committed bytes stay", async () => {
+    const withStatic = gridSchema({ statics: [{ name: "area", dims: ["lat", "lon"], dtype: "float64" }] });
+    const inner = new MemoryStore();
+    const faulty = losingManifestAck(inner);
+    const w = await ZarrStreamWriter.create(faulty.store, withStatic, { kind: "single" });
+    const area = staticArray(withStatic, "area", {});
+    await w.writeStatic("area", area);
+    faulty.arm();
+    await assert.rejects(w.flush(), InjectedFault);
+    await assert.rejects(w.writeStatic("area", new Float64Array(area.length).fill(7)), ProtocolError);
+    await w.close();
+    assert.equal(bits((await readStatic(inner, "area")).data), bits(area));
   });
 });
