@@ -174,8 +174,10 @@ export class ManifestCommits {
     }
     if (tag === undefined) {
       // Refused: unless the manifest already holds exactly these bytes (our write landed and the store's
-      // retry was refused), another owner wrote it.
+      // retry was refused), another owner wrote it. Until the read tells which, the outcome is unknown.
+      this.#uncertain = write;
       const current = await store.getVersioned(MANIFEST_KEY);
+      this.#uncertain = undefined;
       if (current === undefined || !sameBytes(current.bytes, write.bytes)) return false;
       tag = current.version;
     }

@@ -245,3 +245,51 @@ describe("a rewrite while a manifest write's outcome is unknown", () => {
     assert.equal(bits((await readStatic(inner, "area")).data), bits(area));
   });
 });
+
+describe("a manifest write refused after it landed (the store's own retry), whose re-read then fails", () => {
+  it("is settled by the retried flush instead of fencing the handle", async () => {
+    const inner = new MemoryStore();
+    let armed = false;
+    let failRead = false;
+    // The write lands and the store answers as its refused retry would; the read that explains it fails.
+    const store: FencingStore = {
+      url: inner.url,
+      get: (k) => inner.get(k),
+      getRange: (k, o, len) => inner.getRange(k, o, len),
+      getSuffix: (k, len) => inner.getSuffix(k, len),
+      size: (k) => inner.size(k),
+      put: (k, b) => inner.put(k, b),
+      putIfAbsent: (k, b) => inner.putIfAbsent(k, b),
+      delete: (k) => inner.delete(k),
+      list: (p) => inner.list(p),
+      getVersioned: async (k) => {
+        if (failRead && k === MANIFEST_KEY) {
+          failRead = false;
+          throw new InjectedFault(`injected failure of getVersioned ${k}`, k);
+        }
+        return inner.getVersioned(k);
+      },
+      version: (k) => inner.version(k),
+      putIfVersion: async (k, b, v) => {
+        const version = await inner.putIfVersion(k, b, v);
+        if (!armed || k !== MANIFEST_KEY) return version;
+        armed = false;
+        failRead = true;
+        return undefined;
+      },
+    };
+    const schema = gridSchema();
+    const w = await ZarrStreamWriter.create(store, schema, { kind: "single" });
+    for (const r of [0, 1, 2]) await w.writeRecord(10 * (r + 1), recordArrays(schema, r, {}));
+    armed = true;
+    await assert.rejects(w.flush(), InjectedFault);
+    await w.flush();
+    await w.writeRecord(40, recordArrays(schema, 3, {}));
+    await w.close();
+    assert.equal((await readOutputManifest(inner)).n_records, 4);
+    for (const r of [0, 1, 2, 3]) {
+      const { read, written } = await recordBits(inner, schema, "temperature", r);
+      assert.equal(read, written, `record ${r}`);
+    }
+  });
+});
