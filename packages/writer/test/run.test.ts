@@ -346,5 +346,23 @@ describe(
         assert.equal(await values(store), await singleWriterValues());
       });
     }
+
+    it("run: the owner's clearing of a committed round fails: the retry clears what is left and goes on", async () => {
+      const store = newStore();
+      const faulty = new FaultStore(store);
+      const owner = await openRun(faulty, 0, { commitEvery: 0, timeoutMs: 2_000 });
+      const c = await openRun(store, 1, { commitEvery: 0 });
+      await Promise.all([writeRecords(owner, 6), writeRecords(c, 6)]);
+      // The round's first token is deleted, the second delete fails.
+      let deletes = 0;
+      faulty.plan = { at: 0, kind: "fail", match: (what) => what === "delete" && ++deletes === 2 };
+      await c.commit();
+      await assert.rejects(owner.commit(), InjectedFault);
+      await owner.commit();
+      assert.deepEqual(await store.list("_tokens/"), []);
+      await Promise.all([writeRecords(owner), writeRecords(c)]);
+      await Promise.all([owner.close(), c.close()]);
+      assert.equal(await values(store), await singleWriterValues());
+    });
   },
 );
