@@ -63,6 +63,11 @@ export interface OwnerContext {
 export class OwnerCommits {
   /** Each time-axis array's zarr.json as last written or read: shape rewrites keep every other byte. */
   readonly #zarrJson = new Map<string, Uint8Array>();
+  /**
+   * The last manifest write found to have landed late, while its state is still the committed state: the
+   * same commit retried returns its receipt, even when a flush or invalidate settled it first.
+   */
+  #landedLate: ManifestWrite | undefined;
 
   constructor(private readonly o: OwnerContext) {}
 
@@ -140,6 +145,7 @@ export class OwnerCommits {
   async settle(): Promise<ManifestWrite | undefined> {
     const landed = await this.o.commits.settle();
     if (landed === undefined) return undefined;
+    this.#landedLate = landed;
     this.o.view.adopt(landed.state, landed.manifest);
     const pending = this.o.pendingUntilCommitted;
     if (pending && landed.carried) for (const t of landed.carried) pending.drop(t);
@@ -148,8 +154,13 @@ export class OwnerCommits {
 
   /** Seed §5.3 commit, after settling; the same call retried after an unknown outcome that landed succeeds. */
   async commit(tokens: CommitToken[]): Promise<CommitReceipt> {
-    const landed = await this.settle();
-    if (landed?.carried !== undefined && JSON.stringify(landed.carried) === JSON.stringify(tokens))
+    await this.settle();
+    const landed = this.#landedLate;
+    if (
+      landed?.carried !== undefined &&
+      landed.state === this.o.view.state &&
+      JSON.stringify(landed.carried) === JSON.stringify(tokens)
+    )
       return this.receipt();
     return this.commitVerified(tokens);
   }

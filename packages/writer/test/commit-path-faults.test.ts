@@ -293,3 +293,23 @@ describe("a manifest write refused after it landed (the store's own retry), whos
     }
   });
 });
+
+describe("an owner's commit whose manifest write lost its acknowledgement", () => {
+  it("retried after a flush has settled it, returns that commit's receipt", async () => {
+    const inner = new MemoryStore();
+    const faulty = losingManifestAck(inner);
+    const schema = gridSchema();
+    const w = await ZarrStreamWriter.create(faulty.store, schema, { kind: "owner", nWriters: 1 });
+    for (const r of [0, 1, 2]) await w.writeRecord(10 * (r + 1), recordArrays(schema, r, {}));
+    const token = await w.flush();
+    faulty.arm();
+    await assert.rejects(w.commit([token]), InjectedFault);
+    // The caller starts the next round before it retries: the flush settles the write (it landed).
+    await w.writeRecord(40, recordArrays(schema, 3, {}));
+    const next = await w.flush();
+    const receipt = await w.commit([token]);
+    assert.equal(receipt.n_committed, 3);
+    assert.equal((await w.commit([next])).n_committed, 4);
+    await w.close();
+  });
+});
