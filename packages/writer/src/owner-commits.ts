@@ -133,8 +133,12 @@ export class OwnerCommits {
     }
   }
 
-  /** FencedObjects asks before overwriting a changed object: only while no one else has committed. */
+  /**
+   * FencedObjects asks before overwriting a changed object: only while no one else has committed. A
+   * manifest write of this owner's whose outcome is unknown is settled first: landed, it is no one else's.
+   */
   async manifestUnchanged(): Promise<boolean> {
+    await this.settle();
     return ((await this.o.objects.store.version(MANIFEST_KEY)) ?? null) === this.o.commits.tag;
   }
 

@@ -313,3 +313,30 @@ describe("an owner's commit whose manifest write lost its acknowledgement", () =
     await w.close();
   });
 });
+
+describe("a lease holder meeting a dropped handle's leftover while a manifest write's outcome is unknown", () => {
+  it("overwrites it: its own commit that landed is not another owner's", async () => {
+    const inner = new MemoryStore();
+    const faulty = losingManifestAck(inner);
+    const schema = gridSchema();
+    const owner = { kind: "owner", nWriters: 1 } as const;
+    // A handle writes records 0-3 (two time shards) and is dropped before it commits them.
+    const dropped = await ZarrStreamWriter.create(inner, schema, owner);
+    for (const r of [0, 1, 2, 3]) await dropped.writeRecord(10 * (r + 1), recordArrays(schema, r + 100, {}));
+    await dropped.flush();
+    const w = await ZarrStreamWriter.resume(faulty.store, owner);
+    for (const r of [0, 1]) await w.writeRecord(10 * (r + 1), recordArrays(schema, r, {}));
+    const token = await w.flush();
+    faulty.arm();
+    await assert.rejects(w.commit([token]), InjectedFault);
+    // Time shard 1 fills and is written over the dropped handle's leftover.
+    for (const r of [2, 3]) await w.writeRecord(10 * (r + 1), recordArrays(schema, r, {}));
+    await w.writeRecord(50, recordArrays(schema, 4, {}));
+    await w.commit([token]);
+    await w.close();
+    for (const r of [0, 1, 2, 3, 4]) {
+      const { read, written } = await recordBits(inner, schema, "temperature", r);
+      assert.equal(read, written, `record ${r}`);
+    }
+  });
+});
