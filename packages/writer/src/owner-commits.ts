@@ -229,6 +229,8 @@ export class OwnerCommits {
 
   /** Seed §6.2: marks records uncommitted (and their record blobs), bumping commit_seq. */
   async invalidate(indices: number[]): Promise<void> {
+    if (!Array.isArray(indices))
+      throw new SchemaError("invalidate takes an array of record indices", "/indices");
     const entries = this.o.view.state.entries;
     if (!entries)
       throw new ProtocolError("invalidate is for indexed stores: append records are never rewritten");
@@ -247,6 +249,8 @@ export class OwnerCommits {
 
   /** Seed §6.2 for statics: uncommits them so they may be written again. */
   async invalidateStatics(names: string[]): Promise<void> {
+    if (!Array.isArray(names))
+      throw new SchemaError("invalidateStatics takes an array of static names", "/names");
     for (const n of names) {
       if (!this.o.schema.statics.some((s) => s.name === n))
         throw new SchemaError(`invalidateStatics: unknown static ${JSON.stringify(n)}`, "/names");
