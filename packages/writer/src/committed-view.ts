@@ -16,6 +16,12 @@ export class CommittedView {
   state: CommittedState;
   manifest: OutputManifest | undefined;
 
+  /**
+   * Settles the owner's manifest write of unknown outcome (WriterCore wires it): that write may have
+   * committed what the rewrite rule is asked about.
+   */
+  settle: () => Promise<void> = async () => {};
+
   constructor(state: CommittedState) {
     this.state = state;
   }
@@ -40,6 +46,7 @@ export class CommittedView {
 
   /** Seed §6.2 rewrite rule: a committed record is invalidated by the owner before it is written again. */
   async assertRecordWritable(index: number): Promise<void> {
+    await this.settle();
     if (!this.isRecordCommitted(index)) return;
     await this.recheck();
     if (this.isRecordCommitted(index)) {
@@ -50,6 +57,7 @@ export class CommittedView {
   }
 
   async assertStaticWritable(name: string): Promise<void> {
+    await this.settle();
     if (!this.isStaticCommitted(name)) return;
     await this.recheck();
     if (this.isStaticCommitted(name))

@@ -15,6 +15,12 @@ export class IndexedMode implements TimeMode {
   readonly #times: number[];
   readonly #shardT: number;
   readonly #buffers: TimeShardBuffers;
+  /**
+   * Records this handle has written. A reload keeps them as well as the committed ones: a contributor's
+   * tokened record is committed only when the owner's commit lands, and a re-read manifest (the rewrite
+   * rule's) does not show it before; reset to fill, the commit of its token would publish fill.
+   */
+  readonly #written = new Set<number>();
 
   constructor(ctx: TimeModeContext, times: number[]) {
     this.#ctx = ctx;
@@ -40,9 +46,12 @@ export class IndexedMode implements TimeMode {
     await view.assertRecordWritable(index);
     const shardT = this.#shardT;
     const tsi = Math.floor(index / shardT);
-    if (!this.#buffers.has(tsi))
-      await this.#buffers.reload(tsi, (pos) => view.isRecordCommitted(tsi * shardT + pos));
+    if (!this.#buffers.has(tsi)) {
+      const kept = (i: number) => view.isRecordCommitted(i) || this.#written.has(i);
+      await this.#buffers.reload(tsi, (pos) => kept(tsi * shardT + pos));
+    }
     await this.#buffers.put(index, prepared);
+    this.#written.add(index);
     pending.records.set(index, t);
     const valid = Math.min(shardT, times.length - tsi * shardT);
     if (this.#buffers.filledCount(tsi) === valid) pending.addObjects(await this.#buffers.write([tsi], false));

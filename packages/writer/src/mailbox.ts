@@ -54,12 +54,18 @@ export function mailboxKey(round: number, writer: number): string {
   return `${ROOT}/${round}/${writer}.json`;
 }
 
-/** Posts a writer's token for a round, create-only: a second post for the same round and writer is a ProtocolError. */
+/**
+ * Posts a writer's token for a round, create-only: a second post of another token for the same round and
+ * writer is a ProtocolError. The same token found there is an earlier post whose acknowledgement was lost.
+ */
 export async function postToken(store: Store, round: number, token: CommitToken): Promise<void> {
   const valid = validateCommitToken(structuredClone(token));
   const key = mailboxKey(round, valid.writer);
-  const created = await store.putIfAbsent(key, new TextEncoder().encode(JSON.stringify(valid)));
-  if (!created) {
+  const bytes = new TextEncoder().encode(JSON.stringify(valid));
+  if (!(await store.putIfAbsent(key, bytes))) {
+    const there = await store.get(key);
+    if (there !== undefined && Buffer.from(there.buffer, there.byteOffset, there.length).equals(bytes))
+      return;
     throw new ProtocolError(
       `writer ${valid.writer} already posted a token for round ${round} (${key}): a round takes one token per writer`,
     );

@@ -68,12 +68,16 @@ export class ManifestCommits {
     if (((await this.objects.store.version(MANIFEST_KEY)) ?? null) !== this.tag) throw this.concurrentOwner();
   }
 
-  /** Adopts a manifest read from the store at `tag`: the pages it refers to are there. */
+  /**
+   * Adopts a manifest read from the store at `tag`: the pages it refers to are there. Pages known from
+   * earlier manifests are not: a resume that read the manifest before taking the lease adopts the commits
+   * of the handle it took over from, which may have collected them.
+   */
   adoptRead(m: OutputManifest | undefined, tag: string | null): void {
     this.tag = tag;
     const paged = m && manifestPageRefs(m);
     this.#landed = [paged ? paged.refs.map((r) => manifestPageKey(paged.list, r.sha256)) : []];
-    if (paged) this.#pager.knowStored(paged.refs);
+    this.#pager.knowStoredOnly(paged ? paged.refs : []);
   }
 
   /** The bytes of `manifest` as stored (v2: paged once a list outgrows a page) and the pages they need. */
@@ -170,8 +174,10 @@ export class ManifestCommits {
     }
     if (tag === undefined) {
       // Refused: unless the manifest already holds exactly these bytes (our write landed and the store's
-      // retry was refused), another owner wrote it.
+      // retry was refused), another owner wrote it. Until the read tells which, the outcome is unknown.
+      this.#uncertain = write;
       const current = await store.getVersioned(MANIFEST_KEY);
+      this.#uncertain = undefined;
       if (current === undefined || !sameBytes(current.bytes, write.bytes)) return false;
       tag = current.version;
     }

@@ -53,8 +53,12 @@ export class ManifestPager {
   /** The time shards of the last composed manifest. */
   #shardSource: readonly TimeShardEntry[] | undefined;
 
-  /** A manifest read from the store: its pages exist there. */
-  knowStored(refs: readonly ManifestPageRef[]): void {
+  /**
+   * A manifest read from the store: its pages exist there, and they are the only ones known to. A page
+   * known from before may have been collected since by the handle whose commits the read adopts.
+   */
+  knowStoredOnly(refs: readonly ManifestPageRef[]): void {
+    this.#stored.clear();
     for (const r of refs) this.#stored.add(r.sha256);
   }
 

@@ -63,6 +63,11 @@ export interface OwnerContext {
 export class OwnerCommits {
   /** Each time-axis array's zarr.json as last written or read: shape rewrites keep every other byte. */
   readonly #zarrJson = new Map<string, Uint8Array>();
+  /**
+   * The last manifest write found to have landed late, while its state is still the committed state: the
+   * same commit retried returns its receipt, even when a flush or invalidate settled it first.
+   */
+  #landedLate: ManifestWrite | undefined;
 
   constructor(private readonly o: OwnerContext) {}
 
@@ -128,8 +133,12 @@ export class OwnerCommits {
     }
   }
 
-  /** FencedObjects asks before overwriting a changed object: only while no one else has committed. */
+  /**
+   * FencedObjects asks before overwriting a changed object: only while no one else has committed. A
+   * manifest write of this owner's whose outcome is unknown is settled first: landed, it is no one else's.
+   */
   async manifestUnchanged(): Promise<boolean> {
+    await this.settle();
     return ((await this.o.objects.store.version(MANIFEST_KEY)) ?? null) === this.o.commits.tag;
   }
 
@@ -140,6 +149,7 @@ export class OwnerCommits {
   async settle(): Promise<ManifestWrite | undefined> {
     const landed = await this.o.commits.settle();
     if (landed === undefined) return undefined;
+    this.#landedLate = landed;
     this.o.view.adopt(landed.state, landed.manifest);
     const pending = this.o.pendingUntilCommitted;
     if (pending && landed.carried) for (const t of landed.carried) pending.drop(t);
@@ -148,8 +158,13 @@ export class OwnerCommits {
 
   /** Seed §5.3 commit, after settling; the same call retried after an unknown outcome that landed succeeds. */
   async commit(tokens: CommitToken[]): Promise<CommitReceipt> {
-    const landed = await this.settle();
-    if (landed?.carried !== undefined && JSON.stringify(landed.carried) === JSON.stringify(tokens))
+    await this.settle();
+    const landed = this.#landedLate;
+    if (
+      landed?.carried !== undefined &&
+      landed.state === this.o.view.state &&
+      JSON.stringify(landed.carried) === JSON.stringify(tokens)
+    )
       return this.receipt();
     return this.commitVerified(tokens);
   }
@@ -214,6 +229,8 @@ export class OwnerCommits {
 
   /** Seed §6.2: marks records uncommitted (and their record blobs), bumping commit_seq. */
   async invalidate(indices: number[]): Promise<void> {
+    if (!Array.isArray(indices))
+      throw new SchemaError("invalidate takes an array of record indices", "/indices");
     const entries = this.o.view.state.entries;
     if (!entries)
       throw new ProtocolError("invalidate is for indexed stores: append records are never rewritten");
@@ -232,6 +249,8 @@ export class OwnerCommits {
 
   /** Seed §6.2 for statics: uncommits them so they may be written again. */
   async invalidateStatics(names: string[]): Promise<void> {
+    if (!Array.isArray(names))
+      throw new SchemaError("invalidateStatics takes an array of static names", "/names");
     for (const n of names) {
       if (!this.o.schema.statics.some((s) => s.name === n))
         throw new SchemaError(`invalidateStatics: unknown static ${JSON.stringify(n)}`, "/names");

@@ -1,5 +1,6 @@
 import type { Store } from "@zarr-stream/store";
 import { clearRound, collectTokens, MailboxTimeout } from "./mailbox.js";
+import { commitSeqOf } from "./run-open.js";
 import type { RunSettings } from "./run-options.js";
 import type { ZarrStreamWriter } from "./writer.js";
 
@@ -11,6 +12,13 @@ export async function commitRound(
   count: number,
   o: RunSettings,
 ): Promise<void> {
+  // The round's commit produces commit_seq `round`: a retry whose commit landed (and whose clearing
+  // failed part-way, so its tokens may be gone) only clears what is left.
+  if (commitSeqOf(writer.lastManifest) >= round) {
+    await clearRound(store, round);
+    o.onEvent?.({ kind: "committed", round, nCommitted: writer.committedCount });
+    return;
+  }
   const started = Date.now();
   for (;;) {
     const left = o.timeoutMs - (Date.now() - started);

@@ -1,5 +1,6 @@
 import {
   type BlobScope,
+  type CommitToken,
   ProtocolError,
   type RecordArrays,
   SchemaError,
@@ -26,6 +27,12 @@ export class StreamRun {
   private written = 0;
   private flushes = 0;
   private closed = false;
+  /**
+   * The round a commit() flushed for and has not finished (its post or, for the owner, its commit failed):
+   * the flush took the token's records out of the writer's pending set, so the retry goes on with this
+   * token; flushing again would post one without them.
+   */
+  private unfinished: { round: number; token: CommitToken; posted: boolean } | undefined;
 
   private constructor(
     readonly store: Store,
@@ -102,18 +109,29 @@ export class StreamRun {
    */
   async commit(): Promise<void> {
     if (this.closed) throw new ProtocolError("this run is closed");
-    const round = this.c0 + this.flushes + 1;
-    const token = await this.writer.flush();
-    await postToken(this.store, round, token);
-    this.flushes++;
-    this.o.onEvent?.({ kind: "posted", round, records: this.pending });
-    this.pending = 0;
+    this.unfinished ??= {
+      round: this.c0 + this.flushes + 1,
+      token: await this.writer.flush(),
+      posted: false,
+    };
+    const open = this.unfinished;
+    const { round, token } = open;
+    if (!open.posted) {
+      await postToken(this.store, round, token);
+      open.posted = true;
+      this.o.onEvent?.({ kind: "posted", round, records: token.records.length });
+      this.pending -= token.records.length;
+    }
     if (this.writer.isOwner) await commitRound(this.store, this.writer, round, this.rank.count, this.o);
+    this.flushes++;
+    this.unfinished = undefined;
   }
 
   /** Commits what is still pending, then ends this writer. */
   async close(): Promise<void> {
     if (this.closed) return;
+    // A round a failed commit() left unfinished goes first; records written since go in the next.
+    if (this.unfinished !== undefined) await this.commit();
     if (this.pending > 0) await this.commit();
     // The owner's rounds are all committed; its writer's close would start a round of its own.
     if (!this.writer.isOwner) await this.writer.close();

@@ -174,11 +174,28 @@ export class TimeShardBuffers {
   /**
    * Opens time shard `tsi` from what the store holds: every owned shard object is decoded into its buffer
    * and the positions `keep` says are committed are kept; all other positions are reset to fill, so
-   * uncommitted leftovers of a dropped handle never survive a rewrite.
+   * uncommitted leftovers of a dropped handle never survive a rewrite. A reload that fails leaves the
+   * time shard unopened: held open, its buffers would lack the committed records it did not read, and the
+   * retried write would put fill over them.
    */
   async reload(tsi: number, keep: (position: number) => boolean): Promise<void> {
     const shard = this.allocate(tsi);
     for (const b of shard.buffers) this.clearStale(b);
+    try {
+      await this.readInto(shard, tsi);
+    } catch (err) {
+      this.open.delete(tsi);
+      this.release(shard);
+      throw err;
+    }
+    for (let pos = 0; pos < this.shardT; pos++) {
+      if (keep(pos)) shard.filled.add(pos);
+      else for (const b of shard.buffers) this.zeroPosition(b, pos);
+    }
+  }
+
+  /** Decodes every owned shard object of time shard `tsi` that the store holds into its buffer. */
+  private async readInto(shard: OpenTimeShard, tsi: number): Promise<void> {
     await runLimited(
       shard.buffers.map((b) => async () => {
         const key = shardKey(b.plan.name, b.idx);
@@ -200,10 +217,6 @@ export class TimeShardBuffers {
         });
       }),
     );
-    for (let pos = 0; pos < this.shardT; pos++) {
-      if (keep(pos)) shard.filled.add(pos);
-      else for (const b of shard.buffers) this.zeroPosition(b, pos);
-    }
   }
 
   /** Slots whose chunk holds time position `pos` of the shard, with dstStart aimed at it. */

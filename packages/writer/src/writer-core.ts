@@ -98,6 +98,7 @@ export class WriterCore {
     this.commits = new ManifestCommits(this.objects, null, { url: store.url, writer: this.writerId });
     const contributorView = role.kind === "contributor" ? new ContributorView(committed, store) : undefined;
     this.view = contributorView ?? new CommittedView(committed);
+    this.view.settle = () => this.duties.settle();
     const times = indexedTimes(schema);
     this.plans = planArrays({
       schema,

@@ -120,6 +120,8 @@ describe("bad input is refused with a named error before any I/O", () => {
     await assert.rejects(w.writeRecordAt(-1, 0, recordArrays(schema, 0, {})), SchemaError);
     await assert.rejects(w.writeRecordAt(1.5, 0, recordArrays(schema, 0, {})), SchemaError);
     await assert.rejects(w.invalidate([-1]), SchemaError);
+    await assert.rejects(w.invalidate(3 as unknown as number[]), SchemaError);
+    await assert.rejects(w.invalidateStatics("area" as unknown as string[]), SchemaError);
     assert.equal(counter.writes, start);
   });
 

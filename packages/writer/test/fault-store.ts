@@ -10,6 +10,8 @@ export interface FaultPlan {
   kind: FaultKind;
   /** Seeded 0..1 source: each call first yields 0-3 turns of the event loop, so concurrent calls reorder. */
   random?: () => number;
+  /** Instead of `at`: the first call this accepts faults, and the plan is then spent. */
+  match?: (what: string, key: string) => boolean;
 }
 
 /** The error an injected fault throws, so a test can tell it from a real one. */
@@ -43,7 +45,9 @@ export class FaultStore implements FencingStore {
       for (let turns = Math.floor(random() * 4); turns > 0; turns--)
         await new Promise((resolve) => setImmediate(resolve));
     }
-    if (n !== this.plan.at) return run();
+    const { match } = this.plan;
+    if (match === undefined ? n !== this.plan.at : !match(what, key)) return run();
+    if (match !== undefined) this.plan = { at: 0, kind: this.plan.kind };
     if (this.plan.kind === "fail")
       throw new InjectedFault(`injected failure of call ${n} (${what} ${key})`, key);
     await run();

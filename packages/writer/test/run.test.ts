@@ -4,6 +4,7 @@ import { Fenced, ProtocolError, SchemaError, StoreError } from "@zarr-stream/spe
 import { S3Store, type Store } from "@zarr-stream/store";
 import { MailboxTimeout, type RunEvent, runRank, StreamRun, ZarrStreamWriter } from "../src/index.js";
 import { mailboxKey } from "../src/mailbox.js";
+import { FaultStore, InjectedFault } from "./fault-store.js";
 import { bytesOf, committedDump, gridSchema, newStore, recordArrays } from "./helpers.js";
 
 const SCHEMA = gridSchema();
@@ -304,3 +305,64 @@ describe("StreamRun: bad input is named before any committed byte changes", { ti
     });
   });
 });
+
+describe(
+  "StreamRun: commit() that meets a failed store call is retried by calling it again",
+  { timeout: 60_000 },
+  () => {
+    const tokenPost = (what: string, key: string) => what === "putIfAbsent" && key.startsWith("_tokens/");
+    const manifestWrite = (what: string, key: string) =>
+      what === "putIfVersion" && key === "output_manifest.json";
+    for (const kind of ["fail", "lose-ack"] as const) {
+      it(`run: a contributor's token post (${kind}): the retry posts the same token, and the run equals a single writer`, async () => {
+        const store = newStore();
+        const owner = await openRun(store, 0, { commitEvery: 0 });
+        const faulty = new FaultStore(store);
+        const c = await openRun(faulty, 1, { commitEvery: 0 });
+        await Promise.all([writeRecords(owner, 6), writeRecords(c, 6)]);
+        faulty.plan = { at: 0, kind, match: tokenPost };
+        const ownerRound = owner.commit();
+        await assert.rejects(c.commit(), InjectedFault);
+        await c.commit();
+        await ownerRound;
+        await Promise.all([writeRecords(owner), writeRecords(c)]);
+        await Promise.all([owner.close(), c.close()]);
+        assert.equal(await values(store), await singleWriterValues());
+      });
+
+      it(`run: the owner's commit of a round (${kind}): the retry commits that round, and the run equals a single writer`, async () => {
+        const store = newStore();
+        const faulty = new FaultStore(store);
+        const owner = await openRun(faulty, 0, { commitEvery: 0 });
+        const c = await openRun(store, 1, { commitEvery: 0 });
+        await Promise.all([writeRecords(owner, 6), writeRecords(c, 6)]);
+        faulty.plan = { at: 0, kind, match: manifestWrite };
+        await c.commit();
+        await assert.rejects(owner.commit(), InjectedFault);
+        // Retried by the same call, or (after a lost acknowledgement) finished by close.
+        if (kind === "fail") await owner.commit();
+        await Promise.all([writeRecords(owner), writeRecords(c)]);
+        await Promise.all([owner.close(), c.close()]);
+        assert.equal(await values(store), await singleWriterValues());
+      });
+    }
+
+    it("run: the owner's clearing of a committed round fails: the retry clears what is left and goes on", async () => {
+      const store = newStore();
+      const faulty = new FaultStore(store);
+      const owner = await openRun(faulty, 0, { commitEvery: 0, timeoutMs: 2_000 });
+      const c = await openRun(store, 1, { commitEvery: 0 });
+      await Promise.all([writeRecords(owner, 6), writeRecords(c, 6)]);
+      // The round's first token is deleted, the second delete fails.
+      let deletes = 0;
+      faulty.plan = { at: 0, kind: "fail", match: (what) => what === "delete" && ++deletes === 2 };
+      await c.commit();
+      await assert.rejects(owner.commit(), InjectedFault);
+      await owner.commit();
+      assert.deepEqual(await store.list("_tokens/"), []);
+      await Promise.all([writeRecords(owner), writeRecords(c)]);
+      await Promise.all([owner.close(), c.close()]);
+      assert.equal(await values(store), await singleWriterValues());
+    });
+  },
+);
