@@ -134,6 +134,16 @@ export async function decodeBoxes(
   checkCodecSpec(spec);
   checkDecodeBoxes(frames, chunkShape, itemSize, target, targetShape, boxes);
   const chunkBytes = chunkShape.reduce((p, n) => p * n, itemSize);
+  // The limit decode() puts on expectedLength. The structural checks do not bound it (a zstd frame need
+  // not record its content size), and the native job multiplies the shape out in size_t, where a larger
+  // chunk can wrap to a buffer smaller than the boxes it copies from.
+  if (chunkBytes > MAX_CHUNK_BYTES) {
+    throw new SchemaError(
+      `a chunk of shape [${chunkShape.join(", ")}] is ${chunkBytes} bytes; a chunk is at most ${MAX_CHUNK_BYTES}`,
+      "/chunkShape",
+      "codec",
+    );
+  }
   frames.forEach((f, i) => {
     try {
       if (spec.kind === "blosc") checkBloscFrame(f, chunkBytes, key);

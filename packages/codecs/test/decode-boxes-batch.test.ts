@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { decode, decodeBoxes, encode, profileCodec, setCodecBackend } from "@zarr-stream/codecs";
-import { CorruptShard } from "@zarr-stream/spec";
+import { CorruptShard, SchemaError } from "@zarr-stream/spec";
 import fc from "fast-check";
 import { BACKENDS, PROFILES, rng, smoothBytes } from "./helpers.js";
 
@@ -164,3 +164,42 @@ test("decode and decodeBoxes [native]: outputs of 1 MiB and more round-trip, ali
     }
   }
 });
+
+/*
+ * A chunk shape whose byte count is above MAX_CHUNK_BYTES is refused before any frame is decoded, as
+ * decode() refuses such an expectedLength. A zstd frame without a content size passes the structural
+ * checks whatever the chunk's size, and [2^16]*4 bytes is 2^64: 0 once the native job multiplies it out
+ * in size_t, so the frame "decodes" to nothing and the box is copied from a chunk buffer that is not there.
+ */
+for (const backend of BACKENDS) {
+  test(`decodeBoxes [${backend}]: a chunk shape of more than MAX_CHUNK_BYTES is a SchemaError`, async () => {
+    setCodecBackend(backend);
+    const spec = profileCodec("wasm", "uint8");
+    // magic, frame header 0 (no content size, window byte follows), window byte, a last raw block of 0 bytes
+    const empty = Uint8Array.of(0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x00, 0x01, 0x00, 0x00);
+    const target = new Uint8Array(4096);
+    for (const chunkShape of [Int32Array.of(65536, 65536, 65536, 65536), Int32Array.of(65536, 65536)]) {
+      const rank = chunkShape.length;
+      const box = [
+        ...Array(rank - 1).fill(0),
+        50000,
+        ...Array(rank).fill(0),
+        ...Array(rank - 1).fill(1),
+        4096,
+      ];
+      await assert.rejects(
+        decodeBoxes(
+          spec,
+          [empty],
+          chunkShape,
+          1,
+          target,
+          Int32Array.of(...Array(rank - 1).fill(1), 4096),
+          Int32Array.from(box),
+        ),
+        SchemaError,
+      );
+    }
+    assert.deepEqual(target, new Uint8Array(4096));
+  });
+}

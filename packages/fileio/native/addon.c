@@ -125,8 +125,11 @@ static int get_path(napi_env env, napi_value v, char **out) {
   return napi_get_value_string_utf8(env, v, *out, len + 1, &len) == napi_ok && strlen(*out) == len;
 }
 
-static int get_nonnegative(napi_env env, napi_value v, double *out) {
-  return napi_get_value_double(env, v, out) == napi_ok && *out >= 0;
+/* A byte offset or count: a whole number 0..2^53 - 1, as node:fs takes them. A fraction would be cut
+ * off differently in the start (an off_t) and the length (a size_t), shifting the bytes read. */
+static int get_offset(napi_env env, napi_value v, double *out) {
+  return napi_get_value_double(env, v, out) == napi_ok && *out >= 0 && *out <= 9007199254740991.0 &&
+         *out == (double)(int64_t)*out;
 }
 
 /* Frees j (when there is one) and throws: a TypeError (ZS_ARGS) for bad arguments, else an Error
@@ -180,8 +183,8 @@ static napi_value read_js(napi_env env, napi_callback_info info) {
   napi_value argv[5];
   file_job_t *j = job_args(env, info, 5, argv, JOB_READ);
   if (!j) return NULL;
-  int ok = get_path(env, argv[0], &j->path) && get_nonnegative(env, argv[1], &j->position) &&
-           get_nonnegative(env, argv[2], &j->length) &&
+  int ok = get_path(env, argv[0], &j->path) && get_offset(env, argv[1], &j->position) &&
+           get_offset(env, argv[2], &j->length) &&
            napi_get_value_int32(env, argv[3], &j->from_end) == napi_ok &&
            get_bytes(env, argv[4], &j->bytes, &j->len);
   if (!ok) return refuse(env, j, true, "bad arguments to readFileInto");

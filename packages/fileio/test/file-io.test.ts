@@ -158,3 +158,15 @@ test("file I/O threads: worker threads that load the addon, exit early or are te
   assert.equal(res.status, 0, res.stderr.slice(-2000));
   assert.equal(res.stdout.trim(), "workers done");
 });
+
+test("addon: a position or length that is not a whole number is a TypeError before any I/O", async () => {
+  // A fractional suffix length put the start between two bytes: pread began at the byte before it and
+  // read one byte short of the end, resolving as if it had read the file's last bytes.
+  const { read } = native();
+  const path = join(dir, "fractional");
+  writeFileSync(path, pattern(100));
+  assert.throws(() => read(path, 0, 10.5, true, new Uint8Array(20)), TypeError);
+  assert.throws(() => read(path, 1.5, 10, false, new Uint8Array(20)), TypeError);
+  assert.throws(() => read(path, 2 ** 53, 10, false, new Uint8Array(20)), TypeError);
+  assert.deepEqual(await read(path, 0, 10, true, new Uint8Array(20)), [10, 100]);
+});
