@@ -1,4 +1,4 @@
-import type { CodecSpec } from "@zarr-stream/codecs";
+import { type CodecSpec, MAX_CHUNK_BYTES } from "@zarr-stream/codecs";
 import {
   type Attrs,
   type DType,
@@ -8,6 +8,8 @@ import {
   type ZarrGroupMetadata,
 } from "@zarr-stream/spec";
 import { isDType, itemSize } from "./dtype.js";
+
+const INT32_MAX = 2 ** 31 - 1;
 
 /** Everything needed to encode, decode and describe one sharded Zarr v3 array. */
 export interface ArrayLayout {
@@ -47,6 +49,26 @@ function intList(document: string, pointer: string, v: unknown, min: number, ran
     }
   });
   return [...(v as number[])];
+}
+
+/**
+ * Shard and inner chunk dims reach the codecs as int32, and an inner chunk is decoded whole: past either
+ * bound a size would wrap there, so a stored zarr.json asking for more is refused here.
+ */
+function checkCodecBounds(
+  document: string,
+  pointers: { shard: string; chunk: string },
+  shard: number[],
+  chunk: number[],
+  dtype: unknown,
+): void {
+  shard.forEach((n, d) => {
+    if (n > INT32_MAX) fail(document, `${pointers.shard}/${d}`, `${n} is more than ${INT32_MAX}`);
+  });
+  if (!isDType(dtype)) return;
+  const bytes = chunk.reduce((p, n) => p * n, itemSize(dtype));
+  if (bytes > MAX_CHUNK_BYTES)
+    fail(document, pointers.chunk, `an inner chunk of ${bytes} bytes; at most ${MAX_CHUNK_BYTES}`);
 }
 
 function checkDivides(document: string, pointer: string, chunk: number[], shard: number[]): void {
@@ -93,6 +115,7 @@ export function validateLayout(layout: ArrayLayout): void {
   const shard = intList(LAYOUT, "/shardShape", layout.shardShape, 1, shape.length);
   const chunk = intList(LAYOUT, "/chunkShape", layout.chunkShape, 1, shape.length);
   checkDivides(LAYOUT, "/chunkShape", chunk, shard);
+  checkCodecBounds(LAYOUT, { shard: "/shardShape", chunk: "/chunkShape" }, shard, chunk, layout.dtype);
   if (!isDType(layout.dtype)) fail(LAYOUT, "/dtype", `unsupported dtype ${JSON.stringify(layout.dtype)}`);
   checkCodec(LAYOUT, "/codec", layout.codec);
   const names = layout.dimensionNames;
@@ -238,6 +261,8 @@ function parseSharding(document: string, codecs: unknown, shard: number[], dtype
   if (!isRecord(cfg)) fail(document, at, "must be an object");
   const chunk = intList(document, `${at}/chunk_shape`, cfg.chunk_shape, 1, shard.length);
   checkDivides(document, `${at}/chunk_shape`, chunk, shard);
+  const shardAt = "/chunk_grid/configuration/chunk_shape";
+  checkCodecBounds(document, { shard: shardAt, chunk: `${at}/chunk_shape` }, shard, chunk, dtype);
 
   const inner = codecList(document, `${at}/codecs`, cfg.codecs);
   if (inner.length !== 2 || inner[0]?.name !== "bytes") {

@@ -213,6 +213,13 @@ test("§1 parseArrayZarrJson refuses what it cannot decode bitwise, naming the J
     ],
     ["/codecs/0/configuration/index_codecs", "sharding", "index_codecs", [{ name: "bytes" }], "no crc"],
     ["/codecs/0/configuration/index_location", "sharding", "index_location", "middle", "index_location"],
+    [
+      "/chunk_grid/configuration/chunk_shape/0",
+      "doc",
+      "chunk_grid",
+      { name: "regular", configuration: { chunk_shape: [2 ** 32, 6] } },
+      "shard dim past int32",
+    ],
     ["/dimension_names", "doc", "dimension_names", ["x"], "names rank"],
     ["/dimension_names/1", "doc", "dimension_names", ["x", null], "null name"],
     [
@@ -237,6 +244,21 @@ test("§1 parseArrayZarrJson refuses what it cannot decode bitwise, naming the J
       what,
     );
   }
+  // An inner chunk the codecs cannot hold whole: 2^28 x 3 int64 values is 6 GiB.
+  const huge = zarrPythonDoc();
+  huge.chunk_grid = { name: "regular", configuration: { chunk_shape: [2 ** 28, 6] } };
+  (huge.codecs as { configuration: Record<string, unknown> }[])[0]!.configuration.chunk_shape = [2 ** 28, 3];
+  assert.throws(() => parseArrayZarrJson(huge, "v/zarr.json"), {
+    name: "SchemaError",
+    pointer: "/codecs/0/configuration/chunk_shape",
+  });
+  assert.throws(
+    () => arrayZarrJson({ ...layout, shardShape: [2 ** 28, 3, 4], chunkShape: [2 ** 28, 3, 2] }),
+    {
+      name: "SchemaError",
+      pointer: "/chunkShape",
+    },
+  );
   assert.throws(() => parseArrayZarrJson("[]"), { name: "SchemaError", pointer: "" });
 });
 
