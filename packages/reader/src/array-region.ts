@@ -7,6 +7,7 @@ import {
   type ReadScratch,
   type ReusableBuffer,
   readShardInto,
+  settleLanes,
   shardKey,
   type ZarrArray,
   zeroBox,
@@ -174,17 +175,17 @@ async function readLayoutRegion(
   };
   walk(0, []);
   let next = 0;
-  const worker = async () => {
+  const worker = async (stopped: () => boolean) => {
     const scratch = { window: windowBuffers.lend(), bodies: bodyBuffers.lend() };
     try {
-      await readShards(scratch);
+      await readShards(scratch, stopped);
     } finally {
       scratch.window.release();
       scratch.bodies.release();
     }
   };
-  const readShards = async (scratch: ReadScratch) => {
-    while (next < shardIndices.length) {
+  const readShards = async (scratch: ReadScratch, stopped: () => boolean) => {
+    while (!stopped() && next < shardIndices.length) {
       const idx = shardIndices[next++]!;
       const inter = idx.map((i, d) => {
         const s = layout.shardShape[d]!;
@@ -203,6 +204,6 @@ async function readLayoutRegion(
         );
     }
   };
-  await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, shardIndices.length) }, worker));
+  await settleLanes(Math.min(READ_CONCURRENCY, shardIndices.length), worker);
   return out;
 }

@@ -1,4 +1,4 @@
-import { chunkKey, fillChunkPart, readChunkInto, type ZarrArray } from "@zarr-stream/shard";
+import { chunkKey, fillChunkPart, readChunkInto, settleLanes, type ZarrArray } from "@zarr-stream/shard";
 import type { TypedArray } from "@zarr-stream/spec";
 import type { ReadableStore } from "@zarr-stream/store";
 
@@ -31,8 +31,8 @@ export async function readChunkedRegion(
   };
   walk(0, []);
   let next = 0;
-  const worker = async () => {
-    while (next < chunks.length) {
+  const worker = async (stopped: () => boolean) => {
+    while (!stopped() && next < chunks.length) {
       const idx = chunks[next++]!;
       const inter = idx.map((i, d) => {
         const c = array.chunkShape[d]!;
@@ -48,6 +48,6 @@ export async function readChunkedRegion(
       if (!found) fillChunkPart(array, idx, inter, target);
     }
   };
-  await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, chunks.length) }, worker));
+  await settleLanes(Math.min(READ_CONCURRENCY, chunks.length), worker);
   return out;
 }

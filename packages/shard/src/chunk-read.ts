@@ -4,6 +4,7 @@ import { isShardingCodec, type ShardingCodec } from "./codecs/sharding-codec.js"
 import { fillBox } from "./fill-value.js";
 import { forEachIndex, linearIndex } from "./grid.js";
 import type { ReadTarget } from "./ranged-read.js";
+import { settleAll } from "./settle.js";
 import { copyStrided } from "./strided.js";
 import type { ZarrArray } from "./zarr-array.js";
 
@@ -124,7 +125,7 @@ async function readShardedChunkInto(
       })(),
     );
   });
-  await Promise.all(reads);
+  await settleAll(reads);
   return true;
 }
 

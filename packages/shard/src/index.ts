@@ -23,6 +23,7 @@ export {
 } from "./metadata.js";
 export { type ReadScratch, type ReadTarget, readShardInto, readShardRegion } from "./ranged-read.js";
 export { LOCAL_SHARD_WINDOW, SHARD_WINDOW } from "./read-window.js";
+export { settleAll, settleLanes } from "./settle.js";
 export {
   decodeShard,
   encodeShard,

@@ -5,6 +5,7 @@ import { allocTyped, bytesOf, itemSize, matchesDType } from "./dtype.js";
 import { checkShardIndex, forEachIndex, linearIndex, product } from "./grid.js";
 import { type ArrayLayout, chunksPerShard, validateLayout } from "./metadata.js";
 import { readHead, readIntoScratch, windowFor } from "./read-window.js";
+import { settleAll } from "./settle.js";
 import { type ReusableBuffer, shardIndexByteLength, zeroBox } from "./shard-format.js";
 
 /** Chunk bodies closer than this are fetched in one read: a few KiB extra beats another round trip. */
@@ -196,7 +197,7 @@ export async function readShardInto(
     if (from !== undefined && offset >= from && offset + nbytes <= from + bytes.byteLength) inside.push(w);
     else outside.push(w);
   });
-  await Promise.all([
+  await settleAll([
     place(inside, (w) => bytes.subarray(w.offset - from!, w.offset - from! + w.nbytes)),
     readBodies(store, key, layout, outside, place, scratch?.bodies),
   ]);
@@ -220,7 +221,7 @@ async function readBodies(
     layout.indexLocation === "start"
       ? -1
       : spans.reduce((best, s, i) => (s.end > (spans[best]?.end ?? -1) ? i : best), 0);
-  await Promise.all(
+  await settleAll(
     spans.map(async (span, i) => {
       const need = span.end - span.start;
       const ask = i === furthest ? need + indexLen : need;
