@@ -111,9 +111,13 @@ export async function readRecord(
   sel[tAxis] = [index, index + 1];
   const what = `readRecord(${variable})`;
   if (opts.out !== undefined) checkOut(what, v.dtype, elements(sel), opts.out);
-  const data = await readArrayRegion(store, variable, await (opening ?? openArray(store, variable)), sel, {
-    out: opts.out,
-  });
+  let array = await (opening ?? openArray(store, variable));
+  // A commit that grew the array can land between the concurrent zarr.json and manifest reads, pairing the
+  // new manifest with the old shape. The writer grows zarr.json before the manifest names the record, so
+  // zarr.json read after the manifest covers it.
+  if (opening !== undefined && sel.some(([, b], d) => b > array.shape[d]!))
+    array = await openArray(store, variable);
+  const data = await readArrayRegion(store, variable, array, sel, { out: opts.out });
   const keep = v.dims.map((_, i) => i).filter((i) => i !== tAxis);
   return {
     data,

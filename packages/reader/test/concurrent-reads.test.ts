@@ -3,9 +3,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, it } from "node:test";
-import { FsStore } from "@zarr-stream/store";
-import { readArrayLayout, readArrayRegion } from "../src/index.js";
-import { putGridArray } from "./helpers.js";
+import { FsStore, MemoryStore, type ReadableStore } from "@zarr-stream/store";
+import { readArrayLayout, readArrayRegion, readRecord } from "../src/index.js";
+import { gridManifest, putGridArray, putManifest } from "./helpers.js";
 
 // readArrayRegion reads shard windows into buffers it keeps between calls (one per concurrent shard
 // read, via FsStore.getSuffixInto). Calls running at once must never share one: each result is checked
@@ -44,4 +44,34 @@ it("concurrent whole-array and box reads on FsStore return their own values (win
           assert.equal(data[i++], value(a, t, y, x), `v${a} [${t},${y},${x}]`);
     assert.equal(i, data.length);
   }
+});
+
+it("readRecord of a record whose commit grew the array between its zarr.json and manifest reads", async () => {
+  const inner = new MemoryStore();
+  const value = (t: number, y: number, x: number) => 1000 * t + 10 * y + x;
+  await putGridArray(inner, "u", [4, 6, 8], value);
+  await putManifest(inner, gridManifest(4));
+  // zarr.json is read first (the old shape, 4 records); before the manifest read answers, a commit grows
+  // the array to 6 records (zarr.json, then shards, then the manifest, the writer's order).
+  let zarrJsonRead = false;
+  const store: ReadableStore = {
+    url: inner.url,
+    get: async (key) => {
+      if (key === "u/zarr.json") zarrJsonRead = true;
+      if (key === "output_manifest.json" && zarrJsonRead) {
+        await putGridArray(inner, "u", [6, 6, 8], value);
+        await putManifest(inner, gridManifest(6));
+      }
+      return inner.get(key);
+    },
+    getRange: (key, offset, length) => inner.getRange(key, offset, length),
+    getSuffix: (key, n) => inner.getSuffix(key, n),
+    size: (key) => inner.size(key),
+  };
+  const got = await readRecord(store, "u", 5, { y: [1, 3] });
+  assert.deepEqual(got.shape, [2, 8]);
+  assert.deepEqual(
+    Array.from(got.data as Float64Array),
+    [1, 2].flatMap((y) => Array.from({ length: 8 }, (_, x) => value(5, y, x))),
+  );
 });
