@@ -1,10 +1,12 @@
-import { type BigIntStats, linkSync, statSync, unlinkSync } from "node:fs";
+import { type BigIntStats, linkSync, statSync, unlinkSync, utimesSync } from "node:fs";
 import { stat } from "node:fs/promises";
 import { errorCode, fsError, isAbsent } from "./fs-errors.js";
 
 /**
  * A file's version: every put renames a freshly written file into place, so the inode changes with every
- * write while the object exists; size and modification time guard against the inode being reused later.
+ * write while the object exists; size and modification time guard against the inode being reused later
+ * (ext4 hands a freed inode to the next file at once). putIfVersion keeps each key's modification times
+ * strictly increasing (laterThan), so a stamp never comes back for a key while it exists.
  */
 export function fileStamp(info: BigIntStats): string {
   return `f${info.ino}-${info.size}-${info.mtimeNs}`;
@@ -20,15 +22,34 @@ export async function currentStamp(path: string, key: string): Promise<string | 
   }
 }
 
-/** currentStamp without the thread pool, for the few syscalls made while holding a key's lock. */
-export function stampNow(path: string, key: string): string | undefined {
+/**
+ * The file's stats, or undefined when absent, without the thread pool: for the few syscalls made while
+ * holding a key's lock.
+ */
+export function statNow(path: string, key: string): BigIntStats | undefined {
   try {
     const info = statSync(path, { bigint: true });
-    return info.isFile() ? fileStamp(info) : undefined;
+    return info.isFile() ? info : undefined;
   } catch (err) {
     if (isAbsent(err)) return undefined;
     throw fsError("version", key, err);
   }
+}
+
+/**
+ * Moves the staged file's modification time past `floor` (the version it replaces), returning its stats.
+ * Timestamps come from a coarse clock: writes within one tick share a time, and with an inode reused they
+ * would share a stamp, letting a writer holding an old version swap over a newer one.
+ */
+export function laterThan(temp: string, staged: BigIntStats, floor: bigint): BigIntStats {
+  let info = staged;
+  // utimes takes seconds as a double (about 0.24 µs apart today): step a microsecond at a time.
+  for (let step = 1000n; info.mtimeNs <= floor; step *= 2n) {
+    const seconds = Number(floor + step) / 1e9;
+    utimesSync(temp, seconds, seconds);
+    info = statSync(temp, { bigint: true });
+  }
+  return info;
 }
 
 /**

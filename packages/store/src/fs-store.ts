@@ -10,7 +10,7 @@ import { errorCode, fsError, isAbsent } from "./fs-errors.js";
 import { withKeyLock } from "./fs-key-lock.js";
 import { listKeys } from "./fs-list.js";
 import { exists, makeDirs, replace, stage, syncDirs, unlinkQuietly } from "./fs-staging.js";
-import { currentStamp, fileStamp, linkUnlessPresent, stampNow } from "./fs-stamps.js";
+import { currentStamp, fileStamp, laterThan, linkUnlessPresent, statNow } from "./fs-stamps.js";
 import type { ReadCost, Store } from "./store.js";
 
 const ABSENT = Symbol("absent");
@@ -177,18 +177,20 @@ export class FsStore implements Store {
     let swapped = false;
     try {
       // rename and link keep the inode, size and mtime: the staged file's stamp is the new version.
-      const staged = fileStamp(statSync(temp, { bigint: true }));
+      let staged = statSync(temp, { bigint: true });
       swapped =
         expected === null
           ? linkUnlessPresent(temp, target, key)
           : await withKeyLock(dir, basename(target), key, () => {
-              if ((stampNow(target, key) ?? null) !== expected) return false;
+              const current = statNow(target, key);
+              if ((current === undefined ? null : fileStamp(current)) !== expected) return false;
+              if (current !== undefined) staged = laterThan(temp, staged, current.mtimeNs);
               renameSync(temp, target);
               return true;
             });
       if (!swapped) return undefined;
       await syncDirs(newDirs);
-      return staged;
+      return fileStamp(staged);
     } catch (err) {
       throw fsError("putIfVersion", key, err);
     } finally {

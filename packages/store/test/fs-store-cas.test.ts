@@ -61,4 +61,29 @@ describe("FsStore.putIfVersion across processes", () => {
     assert.deepEqual(await s.list(""), ["a/m"]);
     assert.deepEqual(await s.get("a/m"), bytes(3));
   });
+
+  it("FsStore.putIfVersion: a key's stamp never comes back, whatever the clock and the inode allocator do", async () => {
+    const root = roots.fresh();
+    const s = new FsStore(root);
+    const mtimeOf = (version: string) => BigInt(version.split("-").at(-1)!);
+    let v = (await s.putIfVersion("m", bytes(1), null))!;
+    // Writes within one clock tick share a modification time, and ext4 reuses a freed inode at once: a new
+    // version must still come after the one it replaces. A version dated a minute ahead stands for that.
+    const ahead = new Date(Date.now() + 60_000);
+    utimesSync(join(root, "m"), ahead, ahead);
+    v = (await s.getVersioned("m"))!.version;
+    const next = (await s.putIfVersion("m", bytes(1), v))!;
+    assert.ok(mtimeOf(next) > mtimeOf(v), `new version ${next} is not later than ${v}`);
+    assert.equal((await s.getVersioned("m"))!.version, next);
+    // Same-size rewrites in a tight loop (inodes reused): every stamp is new, a stale one never swaps.
+    const seen = new Set([v, next]);
+    let current = next;
+    for (let i = 0; i < 300; i++) {
+      current = (await s.putIfVersion("m", bytes(i % 7), current))!;
+      assert.ok(!seen.has(current), `stamp ${current} came back at write ${i}`);
+      seen.add(current);
+    }
+    assert.equal(await s.putIfVersion("m", bytes(9), v), undefined);
+    assert.equal(await s.putIfVersion("m", bytes(9), next), undefined);
+  });
 });
