@@ -76,8 +76,15 @@ export class CommittedView {
  * manifest before it refuses a rewrite.
  */
 export class ContributorView extends CommittedView {
+  /** Records tokened since the manifest was last read, held committed by the rewrite rule. */
   readonly #tokenedRecords = new Set<number>();
   readonly #tokenedStatics = new Set<string>();
+  /**
+   * Records of every token this handle posted that its state does not commit yet. A re-read forgets
+   * `#tokenedRecords`, but the owner may still commit a token posted before it: the overwrite check
+   * counts those commits as seen, so it keeps them here until a read state commits them.
+   */
+  readonly #posted = new Set<number>();
 
   constructor(
     state: CommittedState,
@@ -95,7 +102,10 @@ export class ContributorView extends CommittedView {
   }
 
   override noteTokened(token: CommitToken): void {
-    for (const r of token.records) this.#tokenedRecords.add(r.index);
+    for (const r of token.records) {
+      this.#tokenedRecords.add(r.index);
+      this.#posted.add(r.index);
+    }
     for (const s of token.statics) this.#tokenedStatics.add(s);
   }
 
@@ -103,16 +113,17 @@ export class ContributorView extends CommittedView {
     this.state = await readCommittedState(this.store);
     this.#tokenedRecords.clear();
     this.#tokenedStatics.clear();
+    for (const i of this.#posted) if (super.isRecordCommitted(i)) this.#posted.delete(i);
   }
 
   /**
-   * Whether every record the store has committed is one this view holds as committed or tokened: then
-   * no commit this contributor did not take part in has happened, and an object another write changed
-   * cannot be committed data. The view itself is left as it is: the tokened records are what it
-   * compares against.
+   * Whether every record the store has committed is one this view holds as committed or one this handle
+   * posted a token for: then no commit this contributor did not take part in has happened, and an object
+   * another write changed cannot be committed data. The view itself is left as it is: the posted records
+   * are what it compares against.
    */
   async sawEveryCommit(): Promise<boolean> {
     const fresh = await readCommittedState(this.store);
-    return committedIndices(fresh).every((i) => this.isRecordCommitted(i));
+    return committedIndices(fresh).every((i) => super.isRecordCommitted(i) || this.#posted.has(i));
   }
 }

@@ -1,4 +1,9 @@
-import { ControlPlane, type ControlPlaneOptions, type JsonObject } from "@zarr-stream/controlplane";
+import {
+  ControlPlane,
+  type ControlPlaneOptions,
+  eventTypeForStatus,
+  type JsonObject,
+} from "@zarr-stream/controlplane";
 import {
   canonicalRegionJson,
   ProtocolError,
@@ -40,6 +45,37 @@ export function inclusiveRanges(indices: number[]): [number, number][] {
 }
 
 const DEFAULT_GROUP = "root";
+
+/** What one owner commit adds to the WAL: its span. */
+export interface CommittedRecord {
+  kind: "committed";
+  commitSeq: number;
+  records: TokenRecord[];
+  arrays: string[];
+  regionDims: string[];
+}
+
+/**
+ * The WAL record a manifest write owes once it lands (writer-decisions.md rule 18): a commit's span, an
+ * invalidate's replaced spans, a truncating resume's replacement. Plain data, so a manifest write settled
+ * later still knows what it owes.
+ */
+export type SpanRecord =
+  | CommittedRecord
+  | { kind: "invalidated"; commitSeq: number; indices: number[] }
+  | { kind: "truncated"; keep: number; dropped: number };
+
+/** One WAL event, composed but not yet appended. */
+interface WalDraft {
+  eventType: string;
+  record: JsonObject;
+}
+
+/** A record owed to the WAL: its events once composed, those not yet appended. */
+interface Owed {
+  record?: SpanRecord;
+  events?: WalDraft[];
+}
 
 interface ProjectedSpan {
   key: string;
@@ -94,6 +130,10 @@ export class ControlPlaneLink {
   /** Span keys this run has replaced; its events feed the projection only once the run completes. */
   private readonly replaced = new Set<string>();
   private finished = false;
+  /** Records whose landed commit the WAL does not show yet, oldest first (rule 20). */
+  private readonly owed: Owed[] = [];
+  /** An append failed after the run writer buffered its event: a flush is owed. */
+  private unflushed = false;
 
   private constructor(
     readonly cp: ControlPlane,
@@ -161,24 +201,67 @@ export class ControlPlaneLink {
     return `span_${this.runId}_${commitSeq}_${this.group}`;
   }
 
-  /** One span_committed event per owner commit. */
-  async committed(c: {
-    commitSeq: number;
-    records: TokenRecord[];
-    arrays: string[];
-    regionDims: string[];
-  }): Promise<void> {
+  /**
+   * Writes `record` to the run's WAL behind every record still owed. The commit it describes has landed,
+   * so a control-plane failure here leaves the record owed (the error is rethrown for the caller to
+   * swallow) and the next record, the next commit or close pays it first: the WAL stays in commit order.
+   */
+  async record(record: SpanRecord): Promise<void> {
     if (this.runId === undefined) return;
+    this.owed.push({ record });
+    await this.payOwed();
+  }
+
+  /** Writes every owed record, oldest first; throws, leaving them owed, when the control plane fails. */
+  async payOwed(): Promise<void> {
+    const runId = this.runId;
+    if (runId === undefined) return;
+    if (this.unflushed) {
+      await this.cp.flushRun(runId);
+      this.unflushed = false;
+    }
+    while (this.owed.length > 0) {
+      const head = this.owed[0]!;
+      head.events ??= await this.compose(head.record!);
+      while (head.events.length > 0) {
+        const event = head.events.shift()!;
+        try {
+          await this.cp.appendEvent(runId, event.eventType, event.record);
+        } catch (err) {
+          // The run writer keeps an event whose segment or run.json write failed in its buffer: it is
+          // owed a flush, not a second append, which would record it twice.
+          this.unflushed = true;
+          throw err;
+        }
+      }
+      this.owed.shift();
+    }
+  }
+
+  /** The WAL events of `record`; reads the projection (invalidate, truncate) but writes nothing. */
+  private async compose(record: SpanRecord): Promise<WalDraft[]> {
+    switch (record.kind) {
+      case "committed":
+        return [this.committedEvent(record)];
+      case "invalidated":
+        return this.invalidatedEvents(record.commitSeq, record.indices);
+      case "truncated":
+        return [await this.truncatedEvent(record.keep, record.dropped)];
+    }
+  }
+
+  /** One span_committed event per owner commit. */
+  private committedEvent(c: CommittedRecord): WalDraft {
     const key = this.spanKey(c.commitSeq);
     const indices = c.records.map((r) => r.index);
     const ts = c.records.map((r) => r.t);
     const meta: JsonObject = { region_dims: c.regionDims };
     if (ts.length > 0) Object.assign(meta, { time_min: Math.min(...ts), time_max: Math.max(...ts) });
-    await this.appendSpan(this.runId, key, String(c.commitSeq), c.commitSeq, meta, indices, ts, c.arrays);
+    return this.spanEvent(this.runId!, key, String(c.commitSeq), c.commitSeq, meta, indices, ts, c.arrays);
   }
 
   /** An active span record (facts file's span payload) holding `indices`. */
-  private async appendSpan(
+  private spanEvent(
     runId: string,
     key: string,
     batchId: string,
@@ -187,25 +270,28 @@ export class ControlPlaneLink {
     indices: number[],
     timestamps: number[],
     arrays: string[],
-  ): Promise<void> {
+  ): WalDraft {
     this.spans.set(key, indices);
-    await this.cp.appendRecord(runId, {
-      key,
-      type: "span",
-      size: 0,
-      timestamp: this.cp.clock(),
-      status: "active",
-      meta: { group: this.group, batch_id: batchId, run_id: runId, commit_seq: commitSeq, ...meta },
-      span: {
-        arrays,
-        time_index_ranges: inclusiveRanges(indices),
-        timestamps_written: timestamps,
-        aligned: true,
-        state_array: "",
-        state_deleted_value: 2,
+    return {
+      eventType: eventTypeForStatus("active"),
+      record: {
+        key,
+        type: "span",
+        size: 0,
+        timestamp: this.cp.clock(),
+        status: "active",
+        meta: { group: this.group, batch_id: batchId, run_id: runId, commit_seq: commitSeq, ...meta },
+        span: {
+          arrays,
+          time_index_ranges: inclusiveRanges(indices),
+          timestamps_written: timestamps,
+          aligned: true,
+          state_array: "",
+          state_deleted_value: 2,
+        },
+        schema_version: "v2",
       },
-      schema_version: "v2",
-    });
+    };
   }
 
   /** Spans (of this run, or projected from earlier runs) holding any of `indices`. */
@@ -219,33 +305,36 @@ export class ControlPlaneLink {
   }
 
   /** invalidate: every span holding an invalidated record gets a record_replaced event. */
-  async invalidated(commitSeq: number, indices: number[]): Promise<void> {
-    if (this.runId === undefined) return;
-    for (const key of await this.spansHolding(new Set(indices))) {
-      await this.cp.appendRecord(this.runId, {
+  private async invalidatedEvents(commitSeq: number, indices: number[]): Promise<WalDraft[]> {
+    const runId = this.runId!;
+    const keys = await this.spansHolding(new Set(indices));
+    for (const key of keys) {
+      this.spans.delete(key);
+      this.replaced.add(key);
+    }
+    return keys.map((key) => ({
+      eventType: eventTypeForStatus("replaced"),
+      record: {
         key,
         type: "span",
         size: 0,
         timestamp: this.cp.clock(),
         status: "replaced",
-        meta: { group: this.group, run_id: this.runId, commit_seq: commitSeq, invalidated: indices },
+        meta: { group: this.group, run_id: runId, commit_seq: commitSeq, invalidated: indices },
         schema_version: "v2",
-      });
-      this.spans.delete(key);
-      this.replaced.add(key);
-    }
+      },
+    }));
   }
 
   /** Truncate-on-resume: the dropped records' spans are replaced by this run (idempotent). */
-  async truncated(keep: number, dropped: number): Promise<void> {
-    if (this.runId === undefined) return;
+  private async truncatedEvent(keep: number, dropped: number): Promise<WalDraft> {
     const gone = new Set(Array.from({ length: dropped - keep }, (_, i) => keep + i));
     const keys = await this.spansHolding(gone);
     for (const k of keys) this.replaced.add(k);
-    await this.cp.appendEvent(this.runId, "replacement_committed", {
-      replacing_run_id: this.runId,
-      replaced_span_keys: keys,
-    });
+    return {
+      eventType: "replacement_committed",
+      record: { replacing_run_id: this.runId!, replaced_span_keys: keys },
+    };
   }
 
   /**
@@ -255,6 +344,8 @@ export class ControlPlaneLink {
    */
   async adoptCommitted(committed: number[], commitSeq: number): Promise<void> {
     if (this.runId === undefined || committed.length === 0) return;
+    // The truncation's record comes first: adoption reads the projection it feeds.
+    await this.payOwed();
     const covered = new Set<number>();
     for (const { key, ranges } of await projectedSpans(this.cp, this.group)) {
       if (this.replaced.has(key)) continue;
@@ -263,7 +354,10 @@ export class ControlPlaneLink {
     const orphaned = committed.filter((i) => !covered.has(i));
     if (orphaned.length === 0) return;
     const key = `span_${this.runId}_adopted_${this.group}`;
-    await this.appendSpan(this.runId, key, "adopted", commitSeq, { adopted: true }, orphaned, [], []);
+    this.owed.push({
+      events: [this.spanEvent(this.runId, key, "adopted", commitSeq, { adopted: true }, orphaned, [], [])],
+    });
+    await this.payOwed();
   }
 
   /** Runs whose projected spans hold records at or after `keep` (informational `replaces`). */
@@ -288,15 +382,19 @@ export class ControlPlaneLink {
   /** close: run_completed (owner), claims released. */
   async complete(): Promise<void> {
     await this.finish(async () => {
-      if (this.runId !== undefined) await this.cp.completeRun(this.runId);
+      if (this.runId === undefined) return;
+      await this.payOwed();
+      await this.cp.completeRun(this.runId);
     });
   }
 
   /** An exception ends the owner's run run_failed; claims are released either way. */
   async fail(error: unknown): Promise<void> {
     await this.finish(async () => {
-      if (this.runId !== undefined)
-        await this.cp.failRun(this.runId, error instanceof Error ? error.message : String(error));
+      if (this.runId === undefined) return;
+      // The run fails either way; what the records could not write is left out, not the failure.
+      await this.payOwed().catch(() => {});
+      await this.cp.failRun(this.runId, error instanceof Error ? error.message : String(error));
     });
   }
 

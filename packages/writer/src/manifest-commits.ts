@@ -8,6 +8,7 @@ import {
   type OutputManifest,
   type PagedList,
 } from "@zarr-stream/spec";
+import type { SpanRecord } from "./control-plane-link.js";
 import type { FencedObjects } from "./fenced-objects.js";
 import { runLimited } from "./limit.js";
 import { type CommittedState, serializeManifest } from "./manifest-doc.js";
@@ -29,6 +30,8 @@ export interface ManifestWrite {
   carried?: CommitToken[];
   /** A paged manifest's pages (docs/manifest-pages.md). */
   pages?: PageSet;
+  /** The control-plane record the write owes once it lands, even when it is found landed later. */
+  record?: SpanRecord;
 }
 
 const sameBytes = (a: Uint8Array, b: Uint8Array) =>

@@ -21,7 +21,7 @@ import {
   truncatedState,
 } from "./committed-state.js";
 import type { CommittedView } from "./committed-view.js";
-import type { ControlPlaneLink } from "./control-plane-link.js";
+import type { ControlPlaneLink, SpanRecord } from "./control-plane-link.js";
 import type { FencedObjects } from "./fenced-objects.js";
 import { runLimited } from "./limit.js";
 import type { ManifestCommits, ManifestWrite } from "./manifest-commits.js";
@@ -153,6 +153,7 @@ export class OwnerCommits {
     this.o.view.adopt(landed.state, landed.manifest);
     const pending = this.o.pendingUntilCommitted;
     if (pending && landed.carried) for (const t of landed.carried) pending.drop(t);
+    await this.#owe(landed.record);
     return landed;
   }
 
@@ -201,8 +202,8 @@ export class OwnerCommits {
       await this.o.commits.assertUnchanged();
       await writeTimeShapes(this.#put, this.o.plans, next.nCommitted, this.#zarrJson);
     }
-    await this.writeManifest(next, tokens);
-    await this.o.link()?.committed({
+    await this.writeManifest(next, tokens, {
+      kind: "committed",
       commitSeq: next.commitSeq,
       records: verified.records,
       arrays: schema.vars.map((v) => v.name),
@@ -214,17 +215,37 @@ export class OwnerCommits {
 
   /**
    * Writes the manifest of `state` (the commit point); only then is `state` the committed state.
-   * `carried` are the tokens the commit carries, so a retry of the same call can be recognised.
+   * `carried` are the tokens the commit carries, so a retry of the same call can be recognised; `record`
+   * is what the control plane's WAL is owed once it lands. Records still owed are paid first: failing
+   * there, nothing has landed and the call may be retried.
    */
   async writeManifest(
     state: CommittedState = this.o.view.state,
     carried?: CommitToken[],
+    record?: SpanRecord,
   ): Promise<OutputManifest> {
-    const write = this.#manifestWrite(state, carried);
+    const write = { ...this.#manifestWrite(state, carried), record };
     await this.assertClaimsHeld();
+    await this.o.link()?.payOwed();
     await this.o.commits.write(write);
     this.o.view.adopt(state, write.manifest);
+    await this.#owe(record);
     return write.manifest;
+  }
+
+  /**
+   * Hands the control plane the record of a manifest write that landed. The commit stands whatever the
+   * control plane does, so its failure is not the caller's: the link keeps the record owed and pays it
+   * before its next record, the next manifest write or close (writer-decisions.md rule 20).
+   */
+  async #owe(record: SpanRecord | undefined): Promise<void> {
+    const link = this.o.link();
+    if (link === undefined || record === undefined) return;
+    try {
+      await link.record(record);
+    } catch {
+      // Owed: the link retries it in order.
+    }
   }
 
   /** Seed §6.2: marks records uncommitted (and their record blobs), bumping commit_seq. */
@@ -240,11 +261,11 @@ export class OwnerCommits {
     }
     await this.settle();
     const next = invalidatedState(this.o.view.state, indices);
-    await this.writeManifest(next);
-    await this.o.link()?.invalidated(
-      next.commitSeq,
-      [...new Set(indices)].sort((a, b) => a - b),
-    );
+    await this.writeManifest(next, undefined, {
+      kind: "invalidated",
+      commitSeq: next.commitSeq,
+      indices: [...new Set(indices)].sort((a, b) => a - b),
+    });
   }
 
   /** Seed §6.2 for statics: uncommits them so they may be written again. */
@@ -277,8 +298,7 @@ export class OwnerCommits {
       const next = truncatedState(view.state, keep, times!, shardT, this.o.manifestVersion === 2);
       await this.o.commits.assertUnchanged();
       await writeTimeShapes(this.#put, plans, keep, this.#zarrJson);
-      await this.writeManifest(next);
-      await this.o.link()?.truncated(keep, n);
+      await this.writeManifest(next, undefined, { kind: "truncated", keep, dropped: n });
       return;
     }
     const timePlan = plans.find((p) => p.kind === "time")!;

@@ -340,3 +340,49 @@ describe("a lease holder meeting a dropped handle's leftover while a manifest wr
     }
   });
 });
+
+describe("a contributor meeting a dropped handle's leftover after a re-read of the manifest", () => {
+  it("overwrites it: the owner's commit of a token it posted before the re-read is not another writer's", async () => {
+    const schema = gridSchema({ statics: [{ name: "area", dims: ["lat", "lon"], dtype: "float32" }] });
+    const store = new MemoryStore();
+    const mine = { lat: [0, 2] as [number, number] };
+    const theirs = { lat: [2, 4] as [number, number] };
+    const contributed = (_: string, partitioned: boolean) => partitioned;
+    const contributor = { kind: "contributor", id: 1 } as const;
+    const owner = await ZarrStreamWriter.create(store, schema, { kind: "owner", nWriters: 2 }, mine);
+    // A handle of writer 1 writes records 0-3 (two time shards) and is dropped before any commit.
+    const dropped = await ZarrStreamWriter.join(store, contributor, theirs);
+    for (const r of [0, 1, 2, 3])
+      await dropped.writeRecord(10 * (r + 1), recordArrays(schema, r + 100, theirs, contributed));
+    await dropped.flush();
+    const c = await ZarrStreamWriter.resume(store, contributor, theirs);
+    // The static is committed, then invalidated: the contributor's view still holds it committed.
+    await owner.writeStatic("area", staticArray(schema, "area", mine));
+    await c.writeStatic("area", staticArray(schema, "area", theirs));
+    await owner.commit([await owner.flush(), await c.flush()]);
+    await owner.invalidateStatics(["area"]);
+    // The contributor posts records 0 and 1; before the owner commits them, rewriting the static makes it
+    // re-read the manifest, which does not commit them yet.
+    for (const r of [0, 1]) await c.writeRecord(10 * (r + 1), recordArrays(schema, r, theirs, contributed));
+    const late = await c.flush();
+    await c.writeStatic("area", staticArray(schema, "area", theirs));
+    for (const r of [0, 1]) await owner.writeRecord(10 * (r + 1), recordArrays(schema, r, mine));
+    await owner.commit([await owner.flush(), late]);
+    // Time shard 1 fills and is written over the dropped handle's leftover.
+    for (const r of [2, 3]) await c.writeRecord(10 * (r + 1), recordArrays(schema, r, theirs, contributed));
+    const next = await c.flush();
+    for (const r of [2, 3]) await owner.writeRecord(10 * (r + 1), recordArrays(schema, r, mine));
+    await owner.writeStatic("area", staticArray(schema, "area", mine));
+    await owner.commit([await owner.flush(), next]);
+    await owner.close([await c.flush()]);
+    await c.close();
+    for (const r of [0, 1, 2, 3]) {
+      const { read, written } = await recordBits(store, schema, "temperature", r, theirs);
+      assert.equal(read, written, `record ${r}`);
+    }
+    assert.equal(
+      bits((await readStatic(store, "area", theirs)).data),
+      bits(staticArray(schema, "area", theirs)),
+    );
+  });
+});

@@ -351,3 +351,52 @@ test("indexed: a one-record read whose head names a page already collected reads
   assert.equal(stale, false);
   await w.close();
 });
+
+test("a Single writer's close collects the previous manifest's pages early; a reader holding it reads again once", async () => {
+  const store = new MemoryStore();
+  const n = 2 * P + 3;
+  // Times no other test uses: no page of this store is in the reader's process-wide cache.
+  const times = Array.from({ length: n }, (_, i) => i * 10 + 3);
+  const w = await ZarrStreamWriter.create(store, tinySchema({ indexed: { times } }, 4), { kind: "single" });
+  const commit = async (i: number) => {
+    await w.writeRecordAt(i, times[i]!, rec(i));
+    await w.flush();
+  };
+  await commit(5);
+  await commit(6);
+  // A reader reads this manifest, then the writer commits record 7 as it closes.
+  const heldBytes = (await store.get(MANIFEST_KEY))!;
+  const held = JSON.parse(decode(heldBytes)) as OutputManifestV2;
+  const heldPages = await pageKeys(store);
+  await w.writeRecordAt(7, times[7]!, rec(7));
+  await w.close();
+  const closed = JSON.parse(decode(await store.get(MANIFEST_KEY))) as OutputManifestV2;
+  assert.equal(closed.commit_seq, held.commit_seq + 1, "one commit since the held manifest");
+  const now = await pageKeys(store);
+  const heldPage = `${MANIFEST_PAGE_PREFIX}records/${held.records!.pages![0]!.sha256}.json`;
+  assert.ok(heldPages.includes(heldPage));
+  assert.ok(!now.includes(heldPage), "close's rewrite of the manifest collected the held manifest's page");
+  // The reader's head read returns the manifest it holds; the page it names is gone.
+  let stale = true;
+  const missing: string[] = [];
+  const getVersioned = store.getVersioned.bind(store);
+  store.getVersioned = async (key) => {
+    if (key === MANIFEST_KEY && stale) {
+      stale = false;
+      return { bytes: heldBytes, version: "held" };
+    }
+    return getVersioned(key);
+  };
+  const get = store.get.bind(store);
+  store.get = async (key) => {
+    const bytes = await get(key);
+    if (bytes === undefined && key.startsWith(MANIFEST_PAGE_PREFIX)) missing.push(key);
+    return bytes;
+  };
+  for (const r of [5, 6, 7]) {
+    const got = await readRecord(store, "v", r);
+    assert.deepEqual([...(got.data as Float32Array)], [r, -r], `record ${r}`);
+  }
+  assert.equal(stale, false, "the reader started from the manifest it held");
+  assert.deepEqual(missing, [heldPage], "it met the collected page once, then read the manifest again");
+});
