@@ -129,8 +129,10 @@ export class ManifestCommits {
 
   /**
    * A manifest landed: pages that the manifest before the previous one referred to and neither later one
-   * does are deleted, so a reader holding the previous manifest still finds its pages (rule 5). A handle
-   * that no longer holds its lease deletes nothing; a failed delete leaves an unreferenced page behind.
+   * does are deleted, so a reader holding the previous manifest still finds its pages (rule 5). A Single
+   * writer's close rewrites the manifest at the same commit_seq, which counts as a landed manifest and so
+   * collects one commit early; rule 5 says why a reader stays correct. A handle that no longer holds its
+   * lease deletes nothing; a failed delete leaves an unreferenced page behind.
    */
   async #landedPages(keys: string[]): Promise<void> {
     this.#landed.push(keys);
