@@ -23,32 +23,35 @@ export function pointerToken(key: string | number): string {
   return String(key).replaceAll("~", "~0").replaceAll("/", "~1");
 }
 
-function findForbiddenKey(value: unknown, pointer: string, depth: number, documentName: string): void {
+/**
+ * Throws SchemaError at the first own key that could pollute a prototype, or past MAX_DEPTH. It walks every
+ * node of every document read, so the JSON pointer is joined from `path` only when it throws.
+ */
+function findForbiddenKey(value: unknown, path: (string | number)[], documentName: string): void {
   if (value === null || typeof value !== "object") return;
-  if (depth > MAX_DEPTH) {
-    throw new SchemaError(
-      `${documentName}: ${pointer}: nested deeper than ${MAX_DEPTH} levels`,
-      pointer,
-      documentName,
-    );
-  }
+  const fail = (reason: string): never => {
+    const pointer = path.map((t) => `/${pointerToken(t)}`).join("");
+    throw new SchemaError(`${documentName}: ${pointer}: ${reason}`, pointer, documentName);
+  };
+  if (path.length > MAX_DEPTH) fail(`nested deeper than ${MAX_DEPTH} levels`);
   if (Array.isArray(value)) {
-    value.forEach((item, i) => {
-      findForbiddenKey(item, `${pointer}/${i}`, depth + 1, documentName);
-    });
+    for (let i = 0; i < value.length; i++) {
+      path.push(i);
+      findForbiddenKey(value[i], path, documentName);
+      path.pop();
+    }
     return;
   }
   for (const key of Object.keys(value)) {
-    const at = `${pointer}/${pointerToken(key)}`;
-    if (FORBIDDEN_KEYS.has(key)) {
-      throw new SchemaError(`${documentName}: ${at}: forbidden key "${key}"`, at, documentName);
-    }
-    findForbiddenKey((value as Record<string, unknown>)[key], at, depth + 1, documentName);
+    path.push(key);
+    if (FORBIDDEN_KEYS.has(key)) fail(`forbidden key "${key}"`);
+    findForbiddenKey((value as Record<string, unknown>)[key], path, documentName);
+    path.pop();
   }
   // Object.keys skips a non-enumerable own __proto__; JSON.parse never makes one, but be exact.
   if (Object.hasOwn(value, "__proto__")) {
-    const at = `${pointer}/__proto__`;
-    throw new SchemaError(`${documentName}: ${at}: forbidden key "__proto__"`, at, documentName);
+    path.push("__proto__");
+    fail(`forbidden key "__proto__"`);
   }
 }
 
@@ -67,7 +70,7 @@ function describe(error: ErrorObject): string {
 export function makeValidator<T>(schema: object, documentName: string): (value: unknown) => T {
   let compiled: ValidateFunction | undefined;
   return (value: unknown): T => {
-    findForbiddenKey(value, "", 0, documentName);
+    findForbiddenKey(value, [], documentName);
     compiled ??= ajv().compile(schema);
     if (compiled(value)) return value as T;
     const error = compiled.errors?.[0];

@@ -17,6 +17,7 @@ import {
 import { manifestFor, manifestV1, manifestV2, schema, streamSchemaArb, token } from "./examples.js";
 
 const clone = <T>(v: T): T => structuredClone(v);
+const FORBIDDEN = ["__proto__", "constructor", "prototype"];
 
 /** Asserts a SchemaError at `pointer` (when given). */
 function rejects(validate: (v: unknown) => unknown, value: unknown, pointer?: string): void {
@@ -65,6 +66,35 @@ test("makeValidator names the document and the pointer, '/' for the root", () =>
   });
   assert.throws(() => v([]), { pointer: "/" });
   assert.throws(() => v({ a: 1, b: 2 }), { pointer: "/", message: /"b"/ });
+});
+
+test("a forbidden key anywhere is refused at its RFC 6901 pointer, escapes included", () => {
+  const v = makeValidator<unknown>({}, "thing");
+  const token = fc.oneof(
+    fc.nat({ max: 3 }),
+    fc.string({ maxLength: 4 }).filter((k) => !FORBIDDEN.includes(k)),
+  );
+  fc.assert(
+    fc.property(fc.array(token, { maxLength: 8 }), fc.constantFrom(...FORBIDDEN), (path, bad) => {
+      let doc: unknown = JSON.parse(`{${JSON.stringify(bad)}:1}`);
+      for (const t of [...path].reverse()) {
+        if (typeof t === "number") {
+          const arr: unknown[] = Array.from({ length: t + 1 }, () => ({ ok: [1] }));
+          arr[t] = doc;
+          doc = arr;
+        } else doc = { sibling: { ok: 1 }, [t]: doc };
+      }
+      const escaped = [...path, bad].map((t) => `/${String(t).replaceAll("~", "~0").replaceAll("/", "~1")}`);
+      rejects(v, doc, escaped.join(""));
+    }),
+  );
+});
+
+test("a document nested deeper than 64 levels is refused at the level past the limit", () => {
+  const v = makeValidator<unknown>({}, "thing");
+  const nest = (depth: number): unknown => (depth === 0 ? 1 : [nest(depth - 1)]);
+  v(nest(65));
+  rejects(v, nest(66), "/0".repeat(65));
 });
 
 test("§3 stream schema: corrupted examples are SchemaErrors", () => {
