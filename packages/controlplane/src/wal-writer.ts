@@ -113,6 +113,10 @@ export class RunWriter {
   private chain: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
+  /** run.json lags a landed segment: its write failed after the segment was created. */
+  private recordOwed = false;
+  /** The terminal event a failed finish left buffered or landed, which a retry finishes instead. */
+  private terminal: { eventType: string; id: string } | undefined;
 
   constructor(init: RunWriterInit) {
     this.store = init.store;
@@ -173,15 +177,21 @@ export class RunWriter {
     if (!TERMINAL_EVENTS.has(eventType)) throw new ProtocolError(`${eventType} is not a terminal run event`);
     return this.serial(async () => {
       if (this.closed) throw new ProtocolError(`run ${this.runId} is already ${this.record.status}`);
-      const now = this.clock();
-      const id = eventId(this.runId, this.nextPart, this.buffer.length);
-      this.buffer.push(makeEvent(this.record.product, this.runId, id, eventType, now, record));
-      this.record.status = status;
-      this.record.completed_at = now;
-      if (error !== undefined) this.record.error = error;
+      if (this.terminal === undefined) {
+        const now = this.clock();
+        const id = eventId(this.runId, this.nextPart, this.buffer.length);
+        this.buffer.push(makeEvent(this.record.product, this.runId, id, eventType, now, record));
+        this.record.status = status;
+        this.record.completed_at = now;
+        if (error !== undefined) this.record.error = error;
+        this.terminal = { eventType, id };
+      } else if (this.terminal.eventType !== eventType) {
+        // The first terminal event may have landed already: the run's end is decided.
+        throw new ProtocolError(`run ${this.runId} is already ending with ${this.terminal.eventType}`);
+      }
       await this.flushNow();
       this.stop();
-      return id;
+      return this.terminal.id;
     });
   }
 
@@ -199,11 +209,18 @@ export class RunWriter {
     this.timer = undefined;
   }
 
+  /**
+   * Writes the buffer as the next segment, then run.json. A failure keeps what did not land: the buffer
+   * when the segment did not, `recordOwed` when run.json did not, so calling again finishes the flush.
+   */
   private async flushNow(): Promise<void> {
-    if (this.buffer.length === 0) return;
+    if (this.buffer.length === 0) {
+      if (this.recordOwed) await this.writeRecord();
+      return;
+    }
     const key = segmentKey(this.runId, this.nextPart);
-    const text = `${this.buffer.map((e) => envelopeJson(e)).join("\n")}\n`;
-    if (!(await this.store.putIfAbsent(key, utf8(text)))) {
+    const bytes = utf8(`${this.buffer.map((e) => envelopeJson(e)).join("\n")}\n`);
+    if (!(await this.store.putIfAbsent(key, bytes)) && !(await this.holds(key, bytes))) {
       throw new ProtocolError(`${key} already exists: another process is writing run ${this.runId}`);
     }
     this.record.parts += 1;
@@ -213,9 +230,21 @@ export class RunWriter {
     await this.writeRecord();
   }
 
+  /**
+   * Whether `key` holds exactly `bytes`: then the segment is this writer's own, created by an earlier
+   * attempt whose acknowledgement was lost. Its events carry this run's ids and times, so no other
+   * process writes the same bytes.
+   */
+  private async holds(key: string, bytes: Uint8Array): Promise<boolean> {
+    const there = await this.store.get(key);
+    return there !== undefined && Buffer.from(there).equals(bytes);
+  }
+
   private async writeRecord(): Promise<void> {
+    this.recordOwed = true;
     this.record.updated_at = this.clock();
     const doc = runRecordDocument(this.record);
     await this.store.put(runRecordKey(this.runId), utf8(envelopeJson(doc)));
+    this.recordOwed = false;
   }
 }

@@ -148,6 +148,74 @@ test("WAL: a segment is never appended to or overwritten — a second writer on 
   );
 });
 
+/** A store that fails the next write to a key containing `match`: after it lands (lost ack) or before. */
+class FlakyStore extends TextMemoryStore {
+  fault: { match: string; landed: boolean } | undefined;
+  #trip(key: string): { landed: boolean } | undefined {
+    const f = this.fault;
+    if (f === undefined || !key.includes(f.match)) return undefined;
+    this.fault = undefined;
+    return f;
+  }
+  override async put(key: string, bytes: Uint8Array): Promise<void> {
+    const f = this.#trip(key);
+    if (f?.landed === false) throw new Error(`injected: put ${key} failed`);
+    await super.put(key, bytes);
+    if (f) throw new Error(`injected: put ${key} lost its acknowledgement`);
+  }
+  override async putIfAbsent(key: string, bytes: Uint8Array): Promise<boolean> {
+    const f = this.#trip(key);
+    if (f?.landed === false) throw new Error(`injected: create ${key} failed`);
+    const created = await super.putIfAbsent(key, bytes);
+    if (f) throw new Error(`injected: create ${key} lost its acknowledgement`);
+    return created;
+  }
+}
+
+function events(store: TextMemoryStore, runId: string, parts: number) {
+  return Array.from({ length: parts }, (_, p) => lines(store, segmentKey(runId, p))).flat();
+}
+
+test("WAL: a segment whose create lost its acknowledgement is found landed by the next flush, written once", async () => {
+  const store = new FlakyStore();
+  const { cp } = await open(store);
+  await cp.startRun({ runId: "r8" });
+  store.fault = { match: "events-00001", landed: true };
+  await assert.rejects(cp.appendEvent("r8", "maintenance_started", { op: "x" }), /lost its acknowledgement/);
+  await cp.flushRun("r8");
+  await cp.appendEvent("r8", "maintenance_started", { op: "y" });
+  await cp.completeRun("r8");
+  assert.deepEqual(
+    events(store, "r8", 4).map((e) => `${e.event_type} ${e.record.op ?? ""}`),
+    ["run_started ", "maintenance_started x", "maintenance_started y", "run_completed "],
+  );
+  const run = JSON.parse(store.text(".firecube/runs/r8/run.json")!);
+  assert.deepEqual([run.parts, run.events, run.status], [4, 4, "complete"]);
+});
+
+test("WAL: a finish whose run.json write failed is retried to the same terminal event, written once", async () => {
+  const store = new FlakyStore();
+  const { cp } = await open(store);
+  await cp.startRun({ runId: "r9" });
+  store.fault = { match: "run.json", landed: false };
+  const failed = await cp.completeRun("r9").then(
+    () => assert.fail("expected the injected failure"),
+    (e: Error) => e,
+  );
+  assert.match(failed.message, /put .*run\.json failed/);
+  assert.equal(JSON.parse(store.text(".firecube/runs/r9/run.json")!).status, "started");
+  await assert.rejects(cp.failRun("r9", "late"), /already ending with run_completed/);
+  const id = await cp.completeRun("r9");
+  assert.equal(id, events(store, "r9", 2)[1].event_id);
+  assert.deepEqual(
+    events(store, "r9", 2).map((e) => e.event_type),
+    ["run_started", "run_completed"],
+  );
+  assert.equal(await store.get(segmentKey("r9", 2)), undefined);
+  const run = JSON.parse(store.text(".firecube/runs/r9/run.json")!);
+  assert.deepEqual([run.parts, run.events, run.status], [2, 2, "complete"]);
+});
+
 test("WAL: bad input is refused before any I/O", async () => {
   const { cp, store } = await open();
   await assert.rejects(cp.startRun({ runId: "a:b" }), { name: "SchemaError" });

@@ -89,6 +89,25 @@ describe("a control-plane record that fails after its commit landed", () => {
     assert.equal(events.at(-1), "run_completed");
   });
 
+  it("a WAL segment create that lost its acknowledgement: later commits go on, each span recorded once", async () => {
+    const schema = gridSchema();
+    const store = new FaultStore(new MemoryStore());
+    const w = await ZarrStreamWriter.create(store, schema, OWNER, {}, cpOptions());
+    store.plan = {
+      at: 0,
+      kind: "lose-ack",
+      match: (what, key) => what === "putIfAbsent" && /^\.firecube\/runs\/.*\/events-\d+\.jsonl$/.test(key),
+    };
+    const seqs: number[] = [];
+    for (let r = 0; r < 30; r++) seqs.push(await commitRecord(w, schema, r));
+    assert.equal(store.plan.match, undefined, "the segment create lost its acknowledgement");
+    await assertReadsBack(store.inner, schema, 30);
+    seqs.push(await closeSeq(w));
+    const events = await wal(store.inner);
+    assert.deepEqual(spans(events), spansOf(seqs));
+    assert.equal(events.at(-1), "run_completed");
+  });
+
   it("a failed run.json write: the commit returns, and the span is not recorded twice", async () => {
     const schema = gridSchema();
     const store = new FaultStore(new MemoryStore());
