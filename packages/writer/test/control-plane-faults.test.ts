@@ -66,47 +66,44 @@ async function closeSeq(w: ZarrStreamWriter): Promise<number> {
 const spans = (events: string[]) => events.filter((e) => e.startsWith("span_committed@"));
 const spansOf = (seqs: number[]) => seqs.map((s) => `span_committed@${s}`);
 
-describe("a control-plane record that fails after its commit landed", () => {
-  it("a failed WAL segment write: every commit returns, and the WAL holds each span once, in order", async () => {
-    const schema = gridSchema();
-    const store = new FaultStore(new MemoryStore());
-    const w = await ZarrStreamWriter.create(store, schema, OWNER, {}, cpOptions());
-    // A span is buffered and written with its segment every 25 events: the first such write fails.
-    const plan: FaultPlan = {
-      at: 0,
-      kind: "fail",
-      match: (what, key) => what === "putIfAbsent" && /^\.firecube\/runs\/.*\/events-\d+\.jsonl$/.test(key),
-    };
-    store.plan = plan;
-    const seqs: number[] = [];
-    for (let r = 0; r < 30; r++) seqs.push(await commitRecord(w, schema, r));
-    assert.equal(store.plan.match, undefined, "the segment write failed");
-    await assertReadsBack(store.inner, schema, 30);
-    // close commits the owner's last token: one more span.
-    seqs.push(await closeSeq(w));
-    const events = await wal(store.inner);
-    assert.deepEqual(spans(events), spansOf(seqs));
-    assert.equal(events.at(-1), "run_completed");
-  });
+/**
+ * Closes `w`, which commits the owner's last token (one more span), and checks that the WAL holds the
+ * spans of `seqs` and of close, each once and in order, then run_completed.
+ */
+async function closeWithSpans(w: ZarrStreamWriter, store: Store, seqs: number[]): Promise<void> {
+  const all = [...seqs, await closeSeq(w)];
+  const events = await wal(store);
+  assert.deepEqual(spans(events), spansOf(all));
+  assert.equal(events.at(-1), "run_completed");
+}
 
-  it("a WAL segment create that lost its acknowledgement: later commits go on, each span recorded once", async () => {
-    const schema = gridSchema();
-    const store = new FaultStore(new MemoryStore());
-    const w = await ZarrStreamWriter.create(store, schema, OWNER, {}, cpOptions());
-    store.plan = {
-      at: 0,
-      kind: "lose-ack",
-      match: (what, key) => what === "putIfAbsent" && /^\.firecube\/runs\/.*\/events-\d+\.jsonl$/.test(key),
-    };
-    const seqs: number[] = [];
-    for (let r = 0; r < 30; r++) seqs.push(await commitRecord(w, schema, r));
-    assert.equal(store.plan.match, undefined, "the segment create lost its acknowledgement");
-    await assertReadsBack(store.inner, schema, 30);
-    seqs.push(await closeSeq(w));
-    const events = await wal(store.inner);
-    assert.deepEqual(spans(events), spansOf(seqs));
-    assert.equal(events.at(-1), "run_completed");
-  });
+describe("a control-plane record that fails after its commit landed", () => {
+  const segmentFaults = [
+    ["fail", "a failed WAL segment write: every commit returns, and the WAL holds each span once, in order"],
+    [
+      "lose-ack",
+      "a WAL segment create that lost its acknowledgement: commits go on, each span recorded once",
+    ],
+  ] as const;
+  for (const [kind, title] of segmentFaults) {
+    it(title, async () => {
+      const schema = gridSchema();
+      const store = new FaultStore(new MemoryStore());
+      const w = await ZarrStreamWriter.create(store, schema, OWNER, {}, cpOptions());
+      // A span is buffered and written with its segment every 25 events: the first such write faults.
+      const plan: FaultPlan = {
+        at: 0,
+        kind,
+        match: (what, key) => what === "putIfAbsent" && /^\.firecube\/runs\/.*\/events-\d+\.jsonl$/.test(key),
+      };
+      store.plan = plan;
+      const seqs: number[] = [];
+      for (let r = 0; r < 30; r++) seqs.push(await commitRecord(w, schema, r));
+      assert.equal(store.plan.match, undefined, "the segment write faulted");
+      await assertReadsBack(store.inner, schema, 30);
+      await closeWithSpans(w, store.inner, seqs);
+    });
+  }
 
   it("a failed run.json write: the commit returns, and the span is not recorded twice", async () => {
     const schema = gridSchema();
@@ -131,11 +128,7 @@ describe("a control-plane record that fails after its commit landed", () => {
     assert.equal(store.plan.match, undefined, "the run.json write failed");
     seqs.push(await commitRecord(w, schema, 2));
     await assertReadsBack(store.inner, schema, 3);
-    // close commits the owner's last token: one more span.
-    seqs.push(await closeSeq(w));
-    const events = await wal(store.inner);
-    assert.deepEqual(spans(events), spansOf(seqs));
-    assert.equal(events.at(-1), "run_completed");
+    await closeWithSpans(w, store.inner, seqs);
   });
 
   it("a commit whose manifest write lost its acknowledgement records its span once a retry finds it landed", async () => {
@@ -156,11 +149,7 @@ describe("a control-plane record that fails after its commit landed", () => {
     seqs.push(retried.commit_seq);
     seqs.push(await commitRecord(w, schema, 2));
     await assertReadsBack(store.inner, schema, 3);
-    // close commits the owner's last token: one more span.
-    seqs.push(await closeSeq(w));
-    const events = await wal(store.inner);
-    assert.deepEqual(spans(events), spansOf(seqs));
-    assert.equal(events.at(-1), "run_completed");
+    await closeWithSpans(w, store.inner, seqs);
   });
 
   it("an invalidate whose projection read fails returns; close writes its record_replaced before completing", async () => {
