@@ -23,17 +23,18 @@ export function pointerToken(key: string | number): string {
   return String(key).replaceAll("~", "~0").replaceAll("/", "~1");
 }
 
+function refuseAt(path: (string | number)[], documentName: string, reason: string): never {
+  const pointer = path.map((t) => `/${pointerToken(t)}`).join("");
+  throw new SchemaError(`${documentName}: ${pointer}: ${reason}`, pointer, documentName);
+}
+
 /**
  * Throws SchemaError at the first own key that could pollute a prototype, or past MAX_DEPTH. It walks every
  * node of every document read, so the JSON pointer is joined from `path` only when it throws.
  */
 function findForbiddenKey(value: unknown, path: (string | number)[], documentName: string): void {
   if (value === null || typeof value !== "object") return;
-  const fail = (reason: string): never => {
-    const pointer = path.map((t) => `/${pointerToken(t)}`).join("");
-    throw new SchemaError(`${documentName}: ${pointer}: ${reason}`, pointer, documentName);
-  };
-  if (path.length > MAX_DEPTH) fail(`nested deeper than ${MAX_DEPTH} levels`);
+  if (path.length > MAX_DEPTH) refuseAt(path, documentName, `nested deeper than ${MAX_DEPTH} levels`);
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
       path.push(i);
@@ -44,14 +45,14 @@ function findForbiddenKey(value: unknown, path: (string | number)[], documentNam
   }
   for (const key of Object.keys(value)) {
     path.push(key);
-    if (FORBIDDEN_KEYS.has(key)) fail(`forbidden key "${key}"`);
+    if (FORBIDDEN_KEYS.has(key)) refuseAt(path, documentName, `forbidden key "${key}"`);
     findForbiddenKey((value as Record<string, unknown>)[key], path, documentName);
     path.pop();
   }
   // Object.keys skips a non-enumerable own __proto__; JSON.parse never makes one, but be exact.
   if (Object.hasOwn(value, "__proto__")) {
     path.push("__proto__");
-    fail(`forbidden key "__proto__"`);
+    refuseAt(path, documentName, `forbidden key "__proto__"`);
   }
 }
 
