@@ -98,8 +98,7 @@ export function committedBlobKeys(m: OutputManifest): string[] {
 
 /** Store keys of the manifest pages a paged manifest read through the reader refers to. */
 export function committedPageKeys(m: OutputManifest): string[] {
-  const paged = manifestPageRefs(m);
-  return paged ? paged.refs.map((r) => manifestPageKey(paged.list, r.sha256)) : [];
+  return (manifestPageRefs(m) ?? []).flatMap((g) => g.refs.map((r) => manifestPageKey(g.list, r.sha256)));
 }
 
 /** Metadata keys the committed state consists of besides shard objects and blobs. */

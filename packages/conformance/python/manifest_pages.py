@@ -1,8 +1,9 @@
 """Reads output_manifest.json with its pages resolved (packages/spec/docs/manifest-pages.md), in plain Python.
 
 A v2 manifest whose list outgrew a page keeps that list in immutable pages under .zarr-stream/manifest/:
-indexed stores page records.entries whole (time_shards is then derived from the entries), append stores
-page time_shards (the manifest keeps the tail). Each page is checked against the sha256 its ref names.
+indexed stores page records.entries whole (time_shards is then derived from the entries; with more
+record pages than an index page holds, their refs are themselves paged under records.page_index), append
+stores page time_shards (the manifest keeps the tail). Each page is checked against the sha256 its ref names.
 A page found missing may have been collected after a newer manifest landed, so the manifest is read
 again once before the store is called corrupt.
 """
@@ -68,6 +69,9 @@ def resolve(root: Path, m: dict[str, Any]) -> dict[str, Any]:
     if refs is not None:
         out["time_shards"] = _resolve_list(root, "time_shards", refs, m["time_shards"])
     records = m.get("records")
+    if isinstance(records, dict) and "page_index" in records:
+        # More record pages than an index page holds: their refs live in index pages.
+        records = {**records, "pages": _resolve_list(root, "record_pages", records["page_index"], [])}
     if isinstance(records, dict) and "pages" in records:
         entries = _resolve_list(root, "records", records["pages"], records["entries"])
         out["records"] = {"entries": entries}

@@ -6,7 +6,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { MANIFEST_PAGE_SIZE, type StreamSchema } from "@zarr-stream/spec";
+import { MANIFEST_INDEX_PAGE_SIZE, MANIFEST_PAGE_SIZE, type StreamSchema } from "@zarr-stream/spec";
 import { FsStore } from "@zarr-stream/store";
 import { findPython } from "@zarr-stream/test-support/python";
 import { ZarrStreamWriter } from "@zarr-stream/writer";
@@ -14,6 +14,9 @@ import { dumpStore, runPythonReader } from "../src/index.js";
 
 const pythonProbe = findPython({ modules: ["numpy", "zarr", "tensorstore"] });
 const P = MANIFEST_PAGE_SIZE;
+const R = MANIFEST_INDEX_PAGE_SIZE;
+/** Records committed in the store whose record page refs live in index pages. */
+const DEEP = [0, 7, R * P + 3];
 
 let out: string;
 before(async () => {
@@ -38,7 +41,10 @@ const schema = (timeMode: StreamSchema["time_mode"]): StreamSchema => ({
 });
 const rec = (r: number) => ({ v: Float64Array.of(r, r + 0.5, -r) });
 
-/** Indexed: a few records committed on a time axis longer than a page. Append: more time shards than a page. */
+/**
+ * Indexed: a few records committed on a time axis longer than a page, and on one longer than an index
+ * page's worth of pages. Append: more time shards than a page.
+ */
 async function pagedStores(): Promise<Record<string, string>> {
   const indexed = join(out, "indexed.zarr");
   const times = Array.from({ length: P + 40 }, (_, i) => i * 60);
@@ -55,7 +61,14 @@ async function pagedStores(): Promise<Record<string, string>> {
     if ((r + 1) % 100 === 0 || r === P + 8) await b.commit([await b.flush()]);
   }
   await b.close();
-  return { indexed, append };
+  const deep = join(out, "indexed-deep.zarr");
+  const deepTimes = Array.from({ length: (R + 1) * P + 40 }, (_, i) => i * 60);
+  const c = await ZarrStreamWriter.create(new FsStore(deep), schema({ indexed: { times: deepTimes } }), {
+    kind: "single",
+  });
+  for (const i of DEEP) await c.writeRecordAt(i, deepTimes[i]!, rec(i));
+  await c.close();
+  return { indexed, append, "indexed-deep": deep };
 }
 
 test(
@@ -65,7 +78,9 @@ test(
     const stores = await pagedStores();
     for (const [name, dir] of Object.entries(stores)) {
       const manifest = JSON.parse(await readFile(join(dir, "output_manifest.json"), "utf8"));
-      assert.ok(manifest.records?.pages ?? manifest.time_shard_pages, `${name}: the manifest is paged`);
+      const refs = manifest.records?.pages ?? manifest.records?.page_index ?? manifest.time_shard_pages;
+      assert.ok(refs, `${name}: the manifest is paged`);
+      assert.equal(manifest.records?.page_index !== undefined, name === "indexed-deep", name);
     }
     const ours = Object.fromEntries(
       await Promise.all(
@@ -79,6 +94,10 @@ test(
       [0, 7, P, P + 39],
     );
     assert.equal(ours.append!.records.length, P + 9);
+    assert.deepEqual(
+      ours["indexed-deep"]!.records.map((r) => r.index),
+      DEEP,
+    );
     for (const reader of ["zarr-python", "tensorstore"] as const) {
       const jobs = Object.entries(stores).map(([name, dir]) => ({
         store: dir,

@@ -1,6 +1,7 @@
 import {
   CorruptStore,
   isPagedManifest,
+  MANIFEST_PAGE_SIZE,
   type ManifestPageFetch,
   type ManifestPageRef,
   manifestPageKey,
@@ -9,6 +10,7 @@ import {
   type PagedList,
   type RecordEntry,
   resolveManifestPages,
+  type StoredPages,
   validateManifestPage,
 } from "@zarr-stream/spec";
 import type { ReadableStore } from "@zarr-stream/store";
@@ -26,7 +28,7 @@ const RESOLVED_CACHE_LIMIT = 8;
 const resolvedCache = new Map<string, OutputManifest>();
 
 /** The sealed pages each resolved manifest was stored with, for writers that commit on top of it. */
-const storedPages = new WeakMap<OutputManifest, { list: PagedList; refs: ManifestPageRef[] }>();
+const storedPages = new WeakMap<OutputManifest, StoredPages[]>();
 
 function remember<V>(cache: Map<string, V>, key: string, value: V, limit: number): void {
   cache.set(key, value);
@@ -79,17 +81,11 @@ async function resolveOnce<V>(
   if (cached !== undefined) return cached;
   const stored = parse(read.bytes);
   if (!isPagedManifest(stored)) return stored;
-  const resolved = await resolveManifestPages(stored, pageFetch(store));
-  const refs =
-    stored.schema === "earthsciio/output-manifest/v2" && stored.records?.pages
-      ? { list: "records" as const, refs: stored.records.pages }
-      : {
-          list: "time_shards" as const,
-          refs: (stored as { time_shard_pages: ManifestPageRef[] }).time_shard_pages,
-        };
+  const pages: StoredPages[] = [];
+  const resolved = await resolveManifestPages(stored, pageFetch(store), pages);
   // Shared by every caller that reads the same bytes: none may change it.
   deepFreeze(resolved);
-  storedPages.set(resolved, refs);
+  storedPages.set(resolved, pages);
   remember(resolvedCache, text, resolved, RESOLVED_CACHE_LIMIT);
   return resolved;
 }
@@ -122,35 +118,49 @@ export async function resolveManifestBytes<V>(
 }
 
 /**
- * The refs of the sealed pages a manifest read through this module was stored with; undefined for an
- * inline manifest. A writer committing on top of it knows these pages exist and need no write.
+ * The refs of the sealed pages a manifest read through this module was stored with, by list (index pages
+ * and the record pages they name included); undefined for an inline manifest. A writer committing on top
+ * of it knows these pages exist and need no write.
  */
-export function manifestPageRefs(
-  m: OutputManifest,
-): { list: PagedList; refs: ManifestPageRef[] } | undefined {
+export function manifestPageRefs(m: OutputManifest): StoredPages[] | undefined {
   return storedPages.get(m);
 }
 
-/**
- * Record `index`'s entry in a paged indexed manifest as stored, from the one page that holds it (fetched
- * and checked like any page, and cached by sha256); undefined when no page holds it. Throws what
- * isMissingPage recognises when the page is gone.
- */
-export async function pagedRecordEntry(
-  store: ReadableStore,
-  refs: readonly ManifestPageRef[],
-  index: number,
-): Promise<RecordEntry | undefined> {
-  // Pages are laid end to end from 0, so the holder is found by bisection on `first`.
+/** The ref among `refs` (laid end to end from 0) whose range holds list position `at`, by bisection. */
+function refHolding(refs: readonly ManifestPageRef[], at: number): ManifestPageRef | undefined {
   let lo = 0;
   let hi = refs.length;
   while (hi - lo > 1) {
     const mid = (lo + hi) >> 1;
-    if (refs[mid]!.first <= index) lo = mid;
+    if (refs[mid]!.first <= at) lo = mid;
     else hi = mid;
   }
   const ref = refs[lo];
-  if (ref === undefined || index < ref.first || index >= ref.first + ref.count) return undefined;
-  const entries = await pageFetch(store)("records", ref);
+  return ref !== undefined && at >= ref.first && at < ref.first + ref.count ? ref : undefined;
+}
+
+/**
+ * Record `index`'s entry in a paged indexed manifest as stored, from the one page that holds it and, when
+ * the record pages have index pages, the one index page naming that page (each fetched and checked like
+ * any page, and cached by sha256); undefined when no page holds it. Throws what isMissingPage recognises
+ * when a page is gone.
+ */
+export async function pagedRecordEntry(
+  store: ReadableStore,
+  records: { pages?: readonly ManifestPageRef[]; page_index?: readonly ManifestPageRef[] },
+  index: number,
+): Promise<RecordEntry | undefined> {
+  const fetch = pageFetch(store);
+  let refs = records.pages;
+  if (records.page_index !== undefined) {
+    // Record pages hold MANIFEST_PAGE_SIZE entries each (the last fewer), so the position of the one
+    // holding `index` in the list of record pages is known; the record page's own range is checked below.
+    const holder = refHolding(records.page_index, Math.floor(index / MANIFEST_PAGE_SIZE));
+    if (holder === undefined) return undefined;
+    refs = await fetch("record_pages", holder);
+  }
+  const ref = refs && refHolding(refs, index);
+  if (ref === undefined) return undefined;
+  const entries = await fetch("records", ref);
   return entries[index - ref.first];
 }

@@ -42,7 +42,7 @@ export async function readOutputManifestIfPresent(store: ReadableStore): Promise
 /**
  * The manifest to read record `index` by, and whether that record is committed. Only the stored head
  * (vars, dims, n_records, the page refs) is parsed and, in a paged indexed manifest, the one page holding
- * the record's entry is fetched, so the first read after a commit costs the same at any record count; the
+ * the record's entry is fetched (with the one index page naming it, when there are index pages), so the first read after a commit costs the same at any record count; the
  * head's paged lists stay unresolved, so callers take only its head fields from it. A page gone (collected
  * after a newer manifest landed) falls back to the whole manifest, which reads the manifest again.
  */
@@ -52,11 +52,11 @@ export async function readRecordState(
 ): Promise<{ manifest: OutputManifest; committed: boolean }> {
   const head = await cachedDocument(store, MANIFEST_KEY, "manifest-head", parseReaderManifest);
   if (head === undefined) throw new StoreError(`no ${MANIFEST_KEY} in ${store.url}`, MANIFEST_KEY);
-  const pages = isV2(head) && head.time_mode === "indexed" ? head.records?.pages : undefined;
+  const records = isV2(head) && head.time_mode === "indexed" ? head.records : undefined;
   if (!isPagedManifest(head)) return { manifest: head, committed: isRecordCommitted(head, index) };
-  if (pages === undefined) return { manifest: head, committed: index < head.n_records };
+  if (records === undefined) return { manifest: head, committed: index < head.n_records };
   try {
-    return { manifest: head, committed: (await pagedRecordEntry(store, pages, index))?.committed === true };
+    return { manifest: head, committed: (await pagedRecordEntry(store, records, index))?.committed === true };
   } catch (err) {
     if (!isMissingPage(err)) throw err;
   }

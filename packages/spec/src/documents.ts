@@ -87,14 +87,18 @@ export function validateOutputManifestV1(value: unknown): OutputManifestV1 {
  */
 export function validateOutputManifestV2(value: unknown): OutputManifestV2 {
   const m = manifestV2Shape(value);
-  checkOutputManifestV2Rules(m, m.time_shard_pages !== undefined || m.records?.pages !== undefined);
+  const paged =
+    m.time_shard_pages !== undefined || m.records?.pages !== undefined || m.records?.page_index !== undefined;
+  checkOutputManifestV2Rules(m, paged);
   return m;
 }
 
 /** Where a paged manifest keeps its lists (docs/manifest-pages.md): records in indexed mode, time shards in append. */
 function checkPagedLists(m: OutputManifestV2): void {
   const doc = MANIFEST_V2;
-  if (m.records?.pages !== undefined) {
+  if (m.records?.pages !== undefined && m.records.page_index !== undefined)
+    fail(doc, "/records/page_index", "records has pages or page_index, not both");
+  if (m.records?.pages !== undefined || m.records?.page_index !== undefined) {
     if (m.records.entries.length > 0)
       fail(doc, "/records/entries", "paged records keep every entry in pages");
     if (m.time_shards.length > 0)

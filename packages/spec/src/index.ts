@@ -16,8 +16,10 @@ export { fillGenerated, type GeneratedArray, generatorValue } from "./generator.
 export { schemaFromManifest } from "./manifest.js";
 export {
   indexedTimeShards,
+  indexPages,
   isPagedManifest,
   type ListBlock,
+  MANIFEST_INDEX_PAGE_SIZE,
   MANIFEST_PAGE_PREFIX,
   MANIFEST_PAGE_SIZE,
   type ManifestPage,
@@ -30,6 +32,7 @@ export {
   pagedManifest,
   pageManifest,
   resolveManifestPages,
+  type StoredPages,
   sha256Hex,
   splitPagedList,
   validateManifestPage,

@@ -5,7 +5,7 @@ import { checkOutputManifestV2Rules } from "./documents.js";
 import { CorruptStore, SchemaError } from "./errors.js";
 import { IntegralFloat } from "./exact-json.js";
 import { pythonFloatRepr } from "./float.js";
-import { recordEntry, timeShardEntry } from "./schemas/output-manifest.js";
+import { manifestPageRef, recordEntry, timeShardEntry } from "./schemas/output-manifest.js";
 import {
   type ManifestPageRef,
   OUTPUT_MANIFEST_V2,
@@ -18,15 +18,28 @@ import { makeValidator } from "./validate.js";
 
 /** Entries per sealed page; a list of at most this many stays inline (docs/manifest-pages.md). */
 export const MANIFEST_PAGE_SIZE = 512;
+/**
+ * Record page refs per index page: an indexed manifest with more record pages than this keeps their refs
+ * in index pages, so its head stays small however long the time axis is (docs/manifest-pages.md rule 2).
+ */
+export const MANIFEST_INDEX_PAGE_SIZE = 32;
 /** Where pages live: beside the Zarr hierarchy, in a folder no Zarr reader opens. */
 export const MANIFEST_PAGE_PREFIX = ".zarr-stream/manifest/";
 
-/** The two lists a v2 manifest pages: `records.entries` (indexed) and `time_shards` (append). */
-export type PagedList = "records" | "time_shards";
-export type PagedEntry<L extends PagedList> = L extends "records" ? RecordEntry : TimeShardEntry;
+/**
+ * The lists a v2 manifest pages: `records.entries` (indexed) and `time_shards` (append), and the refs of
+ * the record pages themselves (`record_pages`) once there are more than an index page holds.
+ */
+export type PagedList = "records" | "time_shards" | "record_pages";
+export type PagedEntry<L extends PagedList> = L extends "records"
+  ? RecordEntry
+  : L extends "time_shards"
+    ? TimeShardEntry
+    : ManifestPageRef;
 
-/** A sealed page: its ref, its bytes as stored, and the entries they hold. */
+/** A sealed page: its list, its ref, its bytes as stored, and the entries they hold. */
 export interface ManifestPage<T> {
+  list: PagedList;
   ref: ManifestPageRef;
   bytes: Uint8Array;
   entries: readonly T[];
@@ -42,7 +55,12 @@ function floatText(x: number): string {
   return pythonFloatRepr(x);
 }
 
-/** One entry's canonical text: its keys are plain ASCII names and its values booleans and numbers. */
+const HEX = /^[0-9a-f]*$/;
+
+/**
+ * One entry's canonical text: its keys are plain ASCII names and its values booleans, numbers and (a page
+ * ref's sha256) lowercase hex, which JSON prints without escapes.
+ */
 function entryText(e: object): string | undefined {
   const record = e as Record<string, unknown>;
   const keys = Object.keys(record).sort();
@@ -51,6 +69,7 @@ function entryText(e: object): string | undefined {
     const v = record[k];
     let text: string;
     if (typeof v === "boolean") text = v ? "true" : "false";
+    else if (typeof v === "string" && HEX.test(v)) text = `"${v}"`;
     else if (typeof v === "number" && Number.isFinite(v))
       text = FLOAT_FIELDS.has(k) ? floatText(v) : Number.isSafeInteger(v) ? String(v) : pythonFloatRepr(v);
     else return undefined;
@@ -63,7 +82,7 @@ function entryText(e: object): string | undefined {
  * A page's bytes: the canonical UTF-8 JSON array of its entries (sorted keys, no whitespace), times as
  * floats the way Python prints them, so Python's `json.dumps(entries, sort_keys=True,
  * separators=(",", ":"), ensure_ascii=False)` gives the same bytes. Entries are printed directly (a
- * commit serialises a page of 512); anything but the two entry shapes goes through canonicalJsonUtf8.
+ * commit serialises a page of 512); anything but the three entry shapes goes through canonicalJsonUtf8.
  */
 export function manifestPageBytes(entries: readonly object[]): Uint8Array {
   const parts: string[] = [];
@@ -91,10 +110,33 @@ export function manifestPageKey(list: PagedList, sha: string): string {
   return `${MANIFEST_PAGE_PREFIX}${list}/${sha}.json`;
 }
 
-/** The page of `entries`, which start at list position `first`. */
-export function makeManifestPage<T extends object>(first: number, entries: readonly T[]): ManifestPage<T> {
+/** The page of `entries` of `list`, which start at list position `first`. */
+export function makeManifestPage<T extends object>(
+  list: PagedList,
+  first: number,
+  entries: readonly T[],
+): ManifestPage<T> {
   const bytes = manifestPageBytes(entries);
-  return { ref: { first, count: entries.length, sha256: sha256Hex(bytes) }, bytes, entries };
+  return { list, ref: { first, count: entries.length, sha256: sha256Hex(bytes) }, bytes, entries };
+}
+
+/**
+ * The index pages of an indexed manifest's record page refs: none while they fit in one index page, else
+ * the refs cut into pages of MANIFEST_INDEX_PAGE_SIZE, each ref's position in the list of refs being its
+ * list position. `reuse(g, refs)` may return the page made earlier from the same refs.
+ */
+export function indexPages(
+  refs: readonly ManifestPageRef[],
+  reuse?: (group: number, refs: readonly ManifestPageRef[]) => ManifestPage<ManifestPageRef> | undefined,
+): ManifestPage<ManifestPageRef>[] {
+  const R = MANIFEST_INDEX_PAGE_SIZE;
+  if (refs.length <= R) return [];
+  const out: ManifestPage<ManifestPageRef>[] = [];
+  for (let first = 0; first < refs.length; first += R) {
+    const group = refs.slice(first, first + R);
+    out.push(reuse?.(first / R, group) ?? makeManifestPage("record_pages", first, group));
+  }
+  return out;
 }
 
 /** A block of a list: the entries whose slot falls in `[slot, slot + P)`, from list position `first`. */
@@ -161,13 +203,20 @@ export function indexedTimeShards(entries: readonly RecordEntry[], shardT: numbe
 
 /**
  * The manifest as stored, from the resolved one and the refs of its sealed pages. Indexed with paged
- * records: `records` is `{pages, entries: []}` and `time_shards` is empty (derived on resolution).
- * Append with paged time shards: `time_shards` holds the tail and `time_shard_pages` (last key) the refs.
+ * records: `records` is `{pages, entries: []}`, or `{page_index, entries: []}` when the record pages have
+ * index pages, and `time_shards` is empty (derived on resolution). Append with paged time shards:
+ * `time_shards` holds the tail and `time_shard_pages` (last key) the refs.
  */
 export function pagedManifest(
   m: OutputManifestV2,
-  pages: { records?: ManifestPageRef[]; timeShards?: { refs: ManifestPageRef[]; tail: TimeShardEntry[] } },
+  pages: {
+    records?: ManifestPageRef[];
+    recordIndex?: ManifestPageRef[];
+    timeShards?: { refs: ManifestPageRef[]; tail: TimeShardEntry[] };
+  },
 ): OutputManifestV2 {
+  if (pages.recordIndex !== undefined && pages.recordIndex.length > 0)
+    return { ...m, time_shards: [], records: { page_index: pages.recordIndex, entries: [] } };
   if (pages.records !== undefined && pages.records.length > 0)
     return { ...m, time_shards: [], records: { pages: pages.records, entries: [] } };
   if (pages.timeShards !== undefined && pages.timeShards.refs.length > 0)
@@ -182,17 +231,23 @@ export function pageManifest(m: OutputManifestV2): {
 } {
   if (m.records !== undefined) {
     const { blocks } = splitPagedList("records", m.records.entries);
-    const pages = blocks.map((b) => makeManifestPage(b.first, b.entries));
-    return { manifest: pagedManifest(m, { records: pages.map((p) => p.ref) }), pages };
+    const pages = blocks.map((b) => makeManifestPage("records", b.first, b.entries));
+    const refs = pages.map((p) => p.ref);
+    const index = indexPages(refs);
+    const stored = pagedManifest(m, { records: refs, recordIndex: index.map((p) => p.ref) });
+    return { manifest: stored, pages: [...pages, ...index] };
   }
   const { blocks, tail } = splitPagedList("time_shards", m.time_shards);
-  const pages = blocks.map((b) => makeManifestPage(b.first, b.entries));
+  const pages = blocks.map((b) => makeManifestPage("time_shards", b.first, b.entries));
   return { manifest: pagedManifest(m, { timeShards: { refs: pages.map((p) => p.ref), tail } }), pages };
 }
 
 export function isPagedManifest(m: OutputManifest): boolean {
   return (
-    m.schema === OUTPUT_MANIFEST_V2 && (m.time_shard_pages !== undefined || m.records?.pages !== undefined)
+    m.schema === OUTPUT_MANIFEST_V2 &&
+    (m.time_shard_pages !== undefined ||
+      m.records?.pages !== undefined ||
+      m.records?.page_index !== undefined)
   );
 }
 
@@ -204,6 +259,15 @@ const timeShardPage = makeValidator<TimeShardEntry[]>(
   { $id: "zarr-stream:manifest-page-time-shards", type: "array", minItems: 1, items: timeShardEntry },
   "manifest page (time_shards)",
 );
+const indexPage = makeValidator<ManifestPageRef[]>(
+  { $id: "zarr-stream:manifest-page-record-pages", type: "array", minItems: 1, items: manifestPageRef },
+  "manifest page (record_pages)",
+);
+const pageValidators: { [L in PagedList]: (doc: unknown) => PagedEntry<L>[] } = {
+  records: recordPage,
+  time_shards: timeShardPage,
+  record_pages: indexPage,
+};
 
 /**
  * Checks a fetched page before use: its bytes hash to the ref's sha256 (else CorruptStore: other bytes
@@ -224,7 +288,7 @@ export function validateManifestPage<L extends PagedList>(
   } catch (err) {
     throw new SchemaError(`${key}: not valid UTF-8 JSON (${(err as Error).message})`, "", key);
   }
-  const entries = (list === "records" ? recordPage(doc) : timeShardPage(doc)) as PagedEntry<L>[];
+  const entries = pageValidators[list](doc) as PagedEntry<L>[];
   if (entries.length !== ref.count)
     throw new SchemaError(`${key}: ${entries.length} entries, the manifest names ${ref.count}`, "", key);
   return entries;
@@ -244,12 +308,12 @@ async function resolveList<L extends PagedList>(
   refs: ManifestPageRef[],
   tail: PagedEntry<L>[],
   fetch: ManifestPageFetch,
-  pointer: string,
+  pointerOf: (i: number) => string,
 ): Promise<PagedEntry<L>[]> {
   let at = 0;
   refs.forEach((ref, i) => {
     if (ref.first !== at) {
-      const p = `${pointer}/${i}/first`;
+      const p = `${pointerOf(i)}/first`;
       throw new SchemaError(
         `output manifest v2: ${p}: ${ref.first}, expected ${at}`,
         p,
@@ -273,27 +337,48 @@ async function resolveList<L extends PagedList>(
   return out;
 }
 
+/** The refs of one list's sealed pages, as a manifest refers to them. */
+export interface StoredPages {
+  list: PagedList;
+  refs: ManifestPageRef[];
+}
+
 /**
  * The manifest with its paged list resolved (pages in order, then the tail; indexed time shards derived
  * from the entries), then checked by the v2 cross-field rules as a whole. An inline manifest is returned
- * as it is. Pages come from `fetch`.
+ * as it is. Pages come from `fetch`; `stored`, when given, receives the refs of every page the manifest
+ * refers to, index pages and the record pages they name included.
  */
 export async function resolveManifestPages(
   m: OutputManifest,
   fetch: ManifestPageFetch,
+  stored?: StoredPages[],
 ): Promise<OutputManifest> {
   if (m.schema !== OUTPUT_MANIFEST_V2 || !isPagedManifest(m)) return m;
   const { time_shard_pages, ...out } = m;
-  if (time_shard_pages)
+  if (time_shard_pages) {
+    stored?.push({ list: "time_shards", refs: time_shard_pages });
     out.time_shards = await resolveList(
       "time_shards",
       time_shard_pages,
       m.time_shards,
       fetch,
-      "/time_shard_pages",
+      (i) => `/time_shard_pages/${i}`,
     );
-  if (m.records?.pages) {
-    const entries = await resolveList("records", m.records.pages, m.records.entries, fetch, "/records/pages");
+  }
+  const index = m.records?.page_index;
+  const pages = index
+    ? await resolveList("record_pages", index, [], fetch, (i) => `/records/page_index/${i}`)
+    : m.records?.pages;
+  if (index) stored?.push({ list: "record_pages", refs: index });
+  if (m.records && pages) {
+    stored?.push({ list: "records", refs: pages });
+    // A record page ref read from an index page is named by the index page that holds it.
+    const R = MANIFEST_INDEX_PAGE_SIZE;
+    const pointerOf = index
+      ? (i: number) => `/records/page_index/${Math.floor(i / R)}`
+      : (i: number) => `/records/pages/${i}`;
+    const entries = await resolveList("records", pages, m.records.entries, fetch, pointerOf);
     out.records = { entries };
     out.time_shards = indexedTimeShards(entries, m.shard_shape[m.time_dim]!);
   }

@@ -143,10 +143,11 @@ export interface OutputManifestV2 extends Omit<OutputManifestV1, "schema"> {
   statics: VariableSpec[];
   statics_committed: string[];
   /**
-   * Indexed mode. In a paged manifest as stored, `pages` holds every entry, `entries` is empty and
-   * `time_shards` is empty too: readers derive it from the entries (docs/manifest-pages.md).
+   * Indexed mode. In a paged manifest as stored, `pages` holds every entry (or `page_index` the index
+   * pages holding the refs of the pages that do), `entries` is empty and `time_shards` is empty too:
+   * readers derive it from the entries (docs/manifest-pages.md).
    */
-  records?: { pages?: ManifestPageRef[]; entries: RecordEntry[] };
+  records?: { pages?: ManifestPageRef[]; page_index?: ManifestPageRef[]; entries: RecordEntry[] };
   blobs: ManifestBlob[];
   /** Append mode, in a manifest as stored: the sealed pages of `time_shards`, which then holds the tail. */
   time_shard_pages?: ManifestPageRef[];

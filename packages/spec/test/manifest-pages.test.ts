@@ -6,9 +6,11 @@ import {
   canonicalJsonUtf8,
   IntegralFloat,
   indexedTimeShards,
+  MANIFEST_INDEX_PAGE_SIZE,
   MANIFEST_PAGE_SIZE,
   type ManifestPageFetch,
   type ManifestPageRef,
+  makeManifestPage,
   manifestPageBytes,
   manifestPageKey,
   type OutputManifestV2,
@@ -218,4 +220,62 @@ test("a missing page fails resolution, and refs out of order are refused", async
   await assert.rejects(resolveManifestPages(manifest, fetch), CorruptStore);
   const swapped = { ...manifest, time_shard_pages: [...manifest.time_shard_pages!].reverse() };
   await assert.rejects(resolveManifestPages(swapped, pageStore(pages).fetch), SchemaError);
+});
+
+const R = MANIFEST_INDEX_PAGE_SIZE;
+
+test("record page refs move to index pages once there are more than one index page holds", async () => {
+  for (const pagesOfRecords of [R, R + 1, 2 * R + 3]) {
+    const flags = Array.from({ length: pagesOfRecords * P - 7 }, (_, i) => i % 5 !== 2);
+    const m = indexedManifest(flags, 8);
+    const { manifest, pages, resolved } = await roundTrip(m);
+    assert.deepEqual(resolved, m);
+    const index = pages.filter((p) => p.list === "record_pages");
+    if (pagesOfRecords <= R) {
+      assert.equal(index.length, 0);
+      assert.equal(manifest.records!.pages!.length, pagesOfRecords);
+      continue;
+    }
+    assert.equal(manifest.records!.pages, undefined);
+    assert.deepEqual(
+      manifest.records!.page_index,
+      index.map((p) => p.ref),
+    );
+    assert.equal(index.length, Math.ceil(pagesOfRecords / R));
+    // An index page is the canonical JSON of its refs, positions counted in the list of record pages.
+    const second = JSON.parse(new TextDecoder().decode(index[1]!.bytes)) as ManifestPageRef[];
+    assert.deepEqual(Object.keys(second[0]!), ["count", "first", "sha256"]);
+    assert.equal(new TextDecoder().decode(index[1]!.bytes), canonicalJsonUtf8(second));
+    assert.equal(index[1]!.ref.first, R);
+    assert.equal(second[0]!.first, R * P);
+  }
+});
+
+test("an index page that is missing, tampered with or out of order fails resolution", async () => {
+  const m = indexedManifest(Array(2 * R * P + 1).fill(true), 4);
+  const { manifest, pages } = pageManifest(m);
+  const index = pages.filter((p) => p.list === "record_pages");
+  const others = pages.filter((p) => p.list !== "record_pages");
+  await assert.rejects(resolveManifestPages(manifest, pageStore([...others, index[0]!]).fetch), CorruptStore);
+  const shuffled = {
+    ...manifest,
+    records: { ...manifest.records!, page_index: [...index.map((p) => p.ref)].reverse() },
+  };
+  await assert.rejects(resolveManifestPages(shuffled, pageStore(pages).fetch), SchemaError);
+  // An index page whose refs skip a record page: well-formed, hashed right, but not contiguous.
+  const refs = JSON.parse(new TextDecoder().decode(index[0]!.bytes)) as ManifestPageRef[];
+  const skipping = makeManifestPage("record_pages", 0, [refs[0]!, ...refs.slice(2)]);
+  const bad = {
+    ...manifest,
+    records: { ...manifest.records!, page_index: [skipping.ref, ...index.slice(1).map((p) => p.ref)] },
+  };
+  await assert.rejects(
+    resolveManifestPages(bad, pageStore([...pages, skipping]).fetch),
+    (e) => e instanceof SchemaError && e.pointer.startsWith("/records/page_index/"),
+  );
+  const both = { ...manifest, records: { ...manifest.records!, pages: refs } };
+  assert.throws(
+    () => validateOutputManifest(both),
+    (e) => e instanceof SchemaError && e.pointer === "/records/page_index",
+  );
 });

@@ -6,7 +6,6 @@ import {
   type ManifestPage,
   manifestPageKey,
   type OutputManifest,
-  type PagedList,
 } from "@zarr-stream/spec";
 import type { SpanRecord } from "./control-plane-link.js";
 import type { FencedObjects } from "./fenced-objects.js";
@@ -16,7 +15,6 @@ import { ManifestPager } from "./manifest-pages.js";
 
 /** The pages a manifest write refers to: those to write first, and the keys of all of them. */
 export interface PageSet {
-  list: PagedList;
   fresh: ManifestPage<object>[];
   keys: string[];
 }
@@ -78,9 +76,9 @@ export class ManifestCommits {
    */
   adoptRead(m: OutputManifest | undefined, tag: string | null): void {
     this.tag = tag;
-    const paged = m && manifestPageRefs(m);
-    this.#landed = [paged ? paged.refs.map((r) => manifestPageKey(paged.list, r.sha256)) : []];
-    this.#pager.knowStoredOnly(paged ? paged.refs : []);
+    const paged = (m && manifestPageRefs(m)) ?? [];
+    this.#landed = [paged.flatMap((g) => g.refs.map((r) => manifestPageKey(g.list, r.sha256)))];
+    this.#pager.knowStoredOnly(paged.flatMap((g) => g.refs));
   }
 
   /** The bytes of `manifest` as stored (v2: paged once a list outgrows a page) and the pages they need. */
@@ -88,9 +86,8 @@ export class ManifestCommits {
     if (manifest.schema !== "earthsciio/output-manifest/v2") return { bytes: serializeManifest(manifest) };
     const c = this.#pager.compose(manifest);
     const bytes = serializeManifest(c.stored);
-    if (c.list === undefined) return { bytes };
-    const list = c.list;
-    return { bytes, pages: { list, fresh: c.fresh, keys: c.pages.map((p) => this.#pageKey(list, p)) } };
+    if (c.pages.length === 0) return { bytes };
+    return { bytes, pages: { fresh: c.fresh, keys: c.pages.map((p) => this.#pageKey(p)) } };
   }
 
   /**
@@ -98,10 +95,10 @@ export class ManifestCommits {
    * key is the same string, whose hash the collection's sets then compute once.
    */
   readonly #pageKeys = new WeakMap<ManifestPage<object>, string>();
-  #pageKey(list: PagedList, page: ManifestPage<object>): string {
+  #pageKey(page: ManifestPage<object>): string {
     let key = this.#pageKeys.get(page);
     if (key === undefined) {
-      key = manifestPageKey(list, page.ref.sha256);
+      key = manifestPageKey(page.list, page.ref.sha256);
       this.#pageKeys.set(page, key);
     }
     return key;
@@ -116,7 +113,7 @@ export class ManifestCommits {
     const store = this.objects.store;
     await runLimited(
       pages.fresh.map((page) => async () => {
-        const key = manifestPageKey(pages.list, page.ref.sha256);
+        const key = manifestPageKey(page.list, page.ref.sha256);
         if ((await store.putIfVersion(key, page.bytes, null)) !== undefined) return;
         const there = await store.get(key);
         if (there === undefined || !sameBytes(there, page.bytes))
@@ -138,8 +135,15 @@ export class ManifestCommits {
     this.#landed.push(keys);
     if (this.#landed.length <= 2) return;
     const old = this.#landed.shift()!;
-    const kept = new Set(this.#landed.flat());
-    const gone = old.filter((k) => !kept.has(k));
+    const [previous, last] = this.#landed as [string[], string[]];
+    // Most pages stay at their position from manifest to manifest as the same key string, so a key is
+    // looked up in the newer manifests' keys only when neither holds it at its position.
+    let kept: Set<string> | undefined;
+    const gone = old.filter((k, i) => {
+      if (previous[i] === k || last[i] === k) return false;
+      kept ??= new Set([...previous, ...last]);
+      return !kept.has(k);
+    });
     if (gone.length === 0) return;
     // The commit has landed: collection failing (a store error) must not make it look failed.
     try {

@@ -1,9 +1,9 @@
 import {
+  indexPages,
   MANIFEST_PAGE_SIZE,
   type ManifestPage,
   type ManifestPageRef,
   makeManifestPage,
-  manifestPageKey,
   type OutputManifestV2,
   type PagedEntry,
   type PagedList,
@@ -18,9 +18,7 @@ import { entriesBehind, RecordEntries } from "./record-entries.js";
 /** A manifest as the owner writes it: the stored (paged) document and the pages it refers to. */
 export interface ComposedManifest {
   stored: OutputManifestV2;
-  /** The list the manifest pages, when it pages one. */
-  list?: PagedList;
-  /** Every sealed page the stored document refers to, in list order. */
+  /** Every sealed page the stored document refers to, in list order, index pages last. */
   pages: ManifestPage<object>[];
   /** The pages not known to exist in the store yet: written create-only before the manifest. */
   fresh: ManifestPage<object>[];
@@ -50,6 +48,8 @@ export class ManifestPager {
    * (record-entries.ts), so an untouched block's page is reused without looking at its entries.
    */
   #blockPages = new WeakMap<readonly RecordEntry[], ManifestPage<object>>();
+  /** The index pages of the last composed manifest, by group of record pages. */
+  #indexPages = new Map<number, ManifestPage<ManifestPageRef>>();
   /** The time shards of the last composed manifest. */
   #shardSource: readonly TimeShardEntry[] | undefined;
 
@@ -77,17 +77,30 @@ export class ManifestPager {
     if (m.records !== undefined) {
       const { pages, fresh } = this.#recordPages(m.records);
       if (pages.length === 0) return { stored: m, pages, fresh };
-      return {
-        stored: pagedManifest(m, { records: pages.map((p) => p.ref) }),
-        list: "records",
-        pages,
-        fresh,
-      };
+      const refs = pages.map((p) => p.ref);
+      const index = this.#indexPagesOf(refs);
+      for (const p of index) if (!this.#stored.has(p.ref.sha256)) fresh.push(p);
+      const stored = pagedManifest(m, { records: refs, recordIndex: index.map((p) => p.ref) });
+      return { stored, pages: [...pages, ...index], fresh };
     }
     const { pages, fresh, tail } = this.#timeShardPages(m.time_shards);
     if (pages.length === 0) return { stored: m, pages, fresh };
     const stored = pagedManifest(m, { timeShards: { refs: pages.map((p) => p.ref), tail } });
-    return { stored, list: "time_shards", pages, fresh };
+    return { stored, pages, fresh };
+  }
+
+  /**
+   * The index pages of the record pages' refs: a group whose record pages are the same objects as last
+   * time (an untouched block keeps its page object) keeps its index page, so a commit makes one index page.
+   */
+  #indexPagesOf(refs: readonly ManifestPageRef[]): ManifestPage<ManifestPageRef>[] {
+    const same = (a: ManifestPageRef, b: ManifestPageRef) => a === b;
+    const index = indexPages(refs, (group, members) => {
+      const kept = this.#indexPages.get(group);
+      return kept !== undefined && sameEntries(kept.entries, members, same) ? kept : undefined;
+    });
+    this.#indexPages = new Map(index.map((p, group) => [group, p]));
+    return index;
   }
 
   /** Record pages, one per block of entries once the list outgrows a page. */
@@ -99,7 +112,7 @@ export class ManifestPager {
       entries.blocks.forEach((block, b) => {
         let page = this.#blockPages.get(block);
         if (page === undefined) {
-          page = makeManifestPage(b * MANIFEST_PAGE_SIZE, block);
+          page = makeManifestPage("records", b * MANIFEST_PAGE_SIZE, block);
           this.#blockPages.set(block, page);
         }
         if (!this.#stored.has(page.ref.sha256)) fresh.push(page);
@@ -133,7 +146,7 @@ export class ManifestPager {
       if (page === undefined) {
         const block = shards.slice(first, first + P);
         const same = kept !== undefined && sameEntries(kept.entries as TimeShardEntry[], block, sameShard);
-        page = same ? kept! : makeManifestPage(first, block);
+        page = same ? kept! : makeManifestPage("time_shards", first, block);
       }
       if (!this.#stored.has(page.ref.sha256)) fresh.push(page);
       pages.push(page);
@@ -158,7 +171,7 @@ export class ManifestPager {
       let page: ManifestPage<object>;
       if (kept !== undefined && sameEntries(kept.entries, b.entries, same)) {
         page = kept.ref.first === b.first ? kept : { ...kept, ref: { ...kept.ref, first: b.first } };
-      } else page = makeManifestPage(b.first, b.entries);
+      } else page = makeManifestPage(list, b.first, b.entries);
       if (!this.#stored.has(page.ref.sha256)) fresh.push(page);
       pages.push(page);
       next.set(b.slot, page);
@@ -167,6 +180,3 @@ export class ManifestPager {
     return { pages, fresh, tail };
   }
 }
-
-export const pageKeyOf = (list: PagedList, page: { ref: ManifestPageRef }) =>
-  manifestPageKey(list, page.ref.sha256);

@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { describe, it, test } from "node:test";
 import { MANIFEST_KEY, readOutputManifest, readRecord } from "@zarr-stream/reader";
 import {
+  MANIFEST_INDEX_PAGE_SIZE,
   MANIFEST_PAGE_PREFIX,
   MANIFEST_PAGE_SIZE,
   type OutputManifestV2,
@@ -399,4 +400,84 @@ test("a Single writer's close collects the previous manifest's pages early; a re
   }
   assert.equal(stale, false, "the reader started from the manifest it held");
   assert.deepEqual(missing, [heldPage], "it met the collected page once, then read the manifest again");
+});
+
+test("indexed past 32 record pages: refs go to index pages, a commit writes one of each, resume goes on", async () => {
+  const R = MANIFEST_INDEX_PAGE_SIZE;
+  const n = (R + 3) * P;
+  const times = Array.from({ length: n }, (_, i) => i);
+  const store = new MemoryStore();
+  const schema = tinySchema({ indexed: { times } }, 8);
+  const w = await ZarrStreamWriter.create(store, schema, { kind: "single" });
+  const late = [R * P + 5, R * P + 6, 3];
+  for (let r = 0; r < n; r++) {
+    if (late.includes(r)) continue;
+    await w.writeRecordAt(r, r, rec(r));
+    if ((r + 1) % 4096 === 0 || r + 1 === n) await w.flush();
+  }
+  const head = async () => JSON.parse(decode(await store.get(MANIFEST_KEY))) as OutputManifestV2;
+  assert.equal((await head()).records!.pages, undefined);
+  assert.equal((await head()).records!.page_index!.length, 2);
+  await assertPagedIsInline(store, w);
+
+  // One record of the second index page's group: one record page, one index page and the head.
+  const puts: string[] = [];
+  const putIfVersion = store.putIfVersion.bind(store);
+  store.putIfVersion = (k, b, v) => {
+    puts.push(k);
+    return putIfVersion(k, b, v);
+  };
+  await w.writeRecordAt(late[0]!, late[0]!, rec(late[0]!));
+  await w.flush();
+  const written = puts.filter((k) => k.startsWith(MANIFEST_PAGE_PREFIX) || k === MANIFEST_KEY);
+  assert.deepEqual(written.map((k) => k.split("/").at(-2) ?? k).sort(), [
+    "output_manifest.json",
+    "record_pages",
+    "records",
+  ]);
+
+  // A one-record read fetches the index page and the record page it names, nothing else (both are new,
+  // so no earlier read has them cached).
+  const gets: string[] = [];
+  const get = store.get.bind(store);
+  store.get = async (key) => {
+    if (key.startsWith(MANIFEST_PAGE_PREFIX)) gets.push(key);
+    return get(key);
+  };
+  const got = await readRecord(store, "v", late[0]!);
+  assert.deepEqual([...(got.data as Float32Array)], [late[0]!, -late[0]!]);
+  assert.deepEqual(gets.map((k) => k.split("/").at(-2)).sort(), ["record_pages", "records"]);
+  await assert.rejects(readRecord(store, "v", late[1]!), (e) => (e as Error).name === "NotCommitted");
+  await assert.rejects(readRecord(store, "v", n), (e) => (e as Error).name === "NotCommitted");
+  await assertPagedIsInline(store, w);
+
+  // Superseded index pages go one commit late, like record pages: only the last two manifests' remain.
+  const referenced = async () => {
+    const m = await head();
+    const index = m.records!.page_index!.map((r) => r.sha256);
+    const refs = (
+      await Promise.all(
+        index.map(async (sha) =>
+          JSON.parse(decode(await store.get(`${MANIFEST_PAGE_PREFIX}record_pages/${sha}.json`))),
+        ),
+      )
+    ).flat() as { sha256: string }[];
+    return new Set([...index, ...refs.map((r) => r.sha256)]);
+  };
+  const before = await referenced();
+  await w.writeRecordAt(3, 3, rec(3));
+  await w.flush();
+  const kept = new Set([...before, ...(await referenced())]);
+  for (const k of await pageKeys(store))
+    assert.ok(kept.has(k.slice(k.lastIndexOf("/") + 1, -".json".length)), `${k} is neither manifest's`);
+  await w.close();
+
+  const resumed = await ZarrStreamWriter.resume(store, { kind: "single" });
+  await resumed.writeRecordAt(late[1]!, late[1]!, rec(late[1]!));
+  await resumed.flush();
+  await assertPagedIsInline(store, resumed);
+  const m = (await readOutputManifest(store)) as OutputManifestV2;
+  assert.equal(m.records!.entries.filter((e) => e.committed).length, n);
+  for (const i of late) assert.equal(bits((await readRecord(store, "v", i)).data), bits(rec(i).v));
+  await resumed.close();
 });

@@ -142,6 +142,7 @@ export const outputManifestV2JsonSchema = {
       type: "object",
       properties: {
         pages: { type: "array", minItems: 1, items: manifestPageRef },
+        page_index: { type: "array", minItems: 1, items: manifestPageRef },
         entries: { type: "array", items: recordEntry },
       },
       required: ["entries"],
