@@ -237,7 +237,9 @@ async function faultCase(
     for (const [i, values] of await committedRecords(inner))
       assert.equal(values, ref.get(i), `record ${i} after ${step.kind} (fault at ${at}/${total}, ${c.kind})`);
   }
-  assert.ok(faulted || at === 0, `the fault at call ${at} never fired (${store.calls} calls)`);
+  // A fault the writer heals itself (a background time-shard write the next flush writes again) reaches
+  // no caller, so what is checked is that it was injected.
+  assert.ok(store.fired || at === 0, `the fault at call ${at} never fired (${store.calls} calls)`);
   // Converges: every record written is committed, with exactly the values of an uninterrupted run.
   assert.deepEqual(await committedRecords(inner), ref);
 }
@@ -264,4 +266,34 @@ describe("fault injection: one failed or unacknowledged store call anywhere in a
       { numRuns: RUNS, seed: SEED + 1 },
     );
   });
+});
+
+/**
+ * The random property draws one fault point per case and can miss one particular call for long: here every
+ * call of a few fixed workloads faults in turn, both ways, with both recoveries.
+ */
+describe("fault injection: every store call of a run, in turn", () => {
+  const fixed: Workload[] = [
+    { mode: "single", batches: [2, 1], order: [0, 1, 2] },
+    { mode: "owner", batches: [2, 1], order: [0, 1, 2] },
+    { mode: "indexed", batches: [2, 1], order: [2, 0, 1] },
+    { mode: "owner", batches: [3, 2], order: [0, 1, 2, 3, 4] },
+    { mode: "indexed", batches: [1, 3], order: [3, 1, 0, 2] },
+  ];
+  for (const w of fixed) {
+    it(`${w.mode} ${JSON.stringify(w.batches)}: commit boundary always, retry or resume converges`, async () => {
+      const total = (await faultPoints(w, "any")).length;
+      for (let k = 0; k < total; k++)
+        for (const kind of ["fail", "lose-ack"] as const)
+          for (const recovery of ["retry", "resume"])
+            await faultCase(new MemoryStore(), {
+              w,
+              point: k / total,
+              target: "any",
+              kind,
+              recovery,
+              reorder: k,
+            });
+    });
+  }
 });

@@ -26,6 +26,8 @@ export class InjectedFault extends StoreError {
  */
 export class FaultStore implements FencingStore {
   calls = 0;
+  /** Whether the planned fault was injected (a writer may heal it without its caller hearing of it). */
+  fired = false;
   /** Every call made, in order: what it was and on which key. */
   readonly log: { what: string; key: string }[] = [];
   readonly url: string;
@@ -48,6 +50,7 @@ export class FaultStore implements FencingStore {
     const { match } = this.plan;
     if (match === undefined ? n !== this.plan.at : !match(what, key)) return run();
     if (match !== undefined) this.plan = { at: 0, kind: this.plan.kind };
+    this.fired = true;
     if (this.plan.kind === "fail")
       throw new InjectedFault(`injected failure of call ${n} (${what} ${key})`, key);
     await run();
