@@ -195,11 +195,17 @@ export class RunWriter {
     });
   }
 
-  /** Flushes what is buffered and stops the heartbeat timer without a terminal event (the run stays live). */
+  /**
+   * Flushes what is buffered and stops the heartbeat timer without a terminal event (the run stays live).
+   * The timer stops even when the flush fails: a closed writer's heartbeat would keep the run looking alive.
+   */
   close(): Promise<void> {
     return this.serial(async () => {
-      await this.flushNow();
-      this.stop();
+      try {
+        await this.flushNow();
+      } finally {
+        this.stop();
+      }
     });
   }
 

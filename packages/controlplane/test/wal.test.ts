@@ -216,6 +216,28 @@ test("WAL: a finish whose run.json write failed is retried to the same terminal 
   assert.deepEqual([run.parts, run.events, run.status], [2, 2, "complete"]);
 });
 
+test("WAL: closing a run writer whose flush fails still stops its heartbeat", async () => {
+  const store = new FlakyStore();
+  const cp = await ControlPlane.open(store, {
+    product: "demo",
+    now: manualClock(),
+    runHeartbeatIntervalS: 0.02,
+    ownerId: "me",
+  });
+  await cp.startRun({ runId: "r10" });
+  await cp.appendRecord("r10", { key: "span_0", status: "active" });
+  store.fault = { match: "events-00001", landed: false };
+  await assert.rejects(cp.close(), /create .*events-00001.* failed/);
+  let heartbeats = 0;
+  const put = store.put.bind(store);
+  store.put = async (key, bytes) => {
+    if (key.endsWith("run.json")) heartbeats++;
+    return put(key, bytes);
+  };
+  await new Promise((resolve) => setTimeout(resolve, 120));
+  assert.equal(heartbeats, 0);
+});
+
 test("WAL: bad input is refused before any I/O", async () => {
   const { cp, store } = await open();
   await assert.rejects(cp.startRun({ runId: "a:b" }), { name: "SchemaError" });

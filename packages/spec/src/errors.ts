@@ -1,3 +1,5 @@
+import type { OutputManifest } from "./types.js";
+
 /**
  * Every error any zarr-stream package throws for a contract violation is a ZarrStreamError, so callers
  * can catch the family or one named kind. `name` is set explicitly because minifiers and bundlers rename
@@ -170,5 +172,21 @@ export class CorruptStore extends ZarrStreamError {
     readonly key = "",
   ) {
     super(message);
+  }
+}
+
+/**
+ * A writer's close committed (`manifest` is what the store holds now) but the control plane did not
+ * record the run's end: the run stays live in `.firecube/` until an operator abandons it, and a resume
+ * then adopts its committed records (writer-decisions.md rule 19). `cause` is the control plane's error.
+ */
+export class RunRecordIncomplete extends ZarrStreamError {
+  override name = "RunRecordIncomplete";
+  constructor(
+    message: string,
+    readonly manifest: OutputManifest | undefined,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
   }
 }

@@ -382,9 +382,11 @@ export class ControlPlaneLink {
   /** close: run_completed (owner), claims released. */
   async complete(): Promise<void> {
     await this.finish(async () => {
-      if (this.runId === undefined) return;
+      const runId = this.runId;
+      if (runId === undefined) return;
       await this.payOwed();
-      await this.cp.completeRun(this.runId);
+      // A run end whose write failed stays buffered in the run writer, so one retry writes that same event.
+      await this.cp.completeRun(runId).catch(() => this.cp.completeRun(runId));
     });
   }
 

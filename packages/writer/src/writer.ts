@@ -11,6 +11,7 @@ import {
   type RecordArrays,
   type Region,
   type Role,
+  RunRecordIncomplete,
   SchemaError,
   type StreamSchema,
   type TokenBlob,
@@ -230,7 +231,17 @@ export class ZarrStreamWriter {
       throw err;
     }
     s.closed = true;
-    await s.link?.complete();
+    try {
+      await s.link?.complete();
+    } catch (err) {
+      // What close committed stands; the caller learns what landed and that the run record lags.
+      const reason = err instanceof Error ? err.message : String(err);
+      throw new RunRecordIncomplete(
+        `close committed, but the control plane did not record the run's end: ${reason}`,
+        manifest,
+        { cause: err },
+      );
+    }
     return manifest;
   }
 

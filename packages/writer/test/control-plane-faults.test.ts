@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { ControlPlane } from "@zarr-stream/controlplane";
 import { MANIFEST_KEY, readOutputManifest, readRecord } from "@zarr-stream/reader";
-import type { OutputManifestV2, StreamSchema } from "@zarr-stream/spec";
+import { type OutputManifestV2, RunRecordIncomplete, type StreamSchema } from "@zarr-stream/spec";
 import { MemoryStore, type Store } from "@zarr-stream/store";
 import { type WriterOptions, ZarrStreamWriter } from "../src/index.js";
 import { type FaultPlan, FaultStore, InjectedFault } from "./fault-store.js";
@@ -185,5 +185,53 @@ describe("a control-plane record that fails after its commit landed", () => {
       `record_replaced@${committed.commit_seq + 1}`,
     ]);
     assert.equal(events.at(-1), "run_completed");
+  });
+});
+
+/** A store on which every WAL segment create fails once `broken` is set. */
+class BrokenWal extends FaultStore {
+  broken = false;
+  override putIfAbsent(key: string, bytes: Uint8Array): Promise<boolean> {
+    if (this.broken && /^\.firecube\/runs\/.*\/events-\d+\.jsonl$/.test(key))
+      return Promise.reject(new InjectedFault(`injected: segment ${key} not written`, key));
+    return super.putIfAbsent(key, bytes);
+  }
+}
+
+describe("a close whose control-plane run end fails", () => {
+  it("once: close retries the same run_completed and returns", async () => {
+    const schema = gridSchema();
+    const store = new FaultStore(new MemoryStore());
+    const w = await ZarrStreamWriter.create(store, schema, OWNER, {}, cpOptions());
+    const seqs = [await commitRecord(w, schema, 0)];
+    store.plan = {
+      at: 0,
+      kind: "fail",
+      match: (what, key) => what === "putIfAbsent" && /^\.firecube\/runs\/.*\/events-\d+\.jsonl$/.test(key),
+    };
+    await closeWithSpans(w, store.inner, seqs);
+    assert.equal(store.plan.match, undefined, "the run end's segment write failed");
+    const events = await wal(store.inner);
+    assert.equal(events.filter((e) => e === "run_completed").length, 1);
+  });
+
+  it("for good: close throws RunRecordIncomplete carrying the manifest it committed; the run stays live", async () => {
+    const schema = gridSchema();
+    const store = new BrokenWal(new MemoryStore());
+    const w = await ZarrStreamWriter.create(store, schema, OWNER, {}, cpOptions());
+    await commitRecord(w, schema, 0);
+    await w.writeRecord(20, recordArrays(schema, 1, {}));
+    store.broken = true;
+    const err = await w.close().then(
+      () => assert.fail("close should report the run record"),
+      (e: unknown) => e,
+    );
+    assert.ok(err instanceof RunRecordIncomplete, String(err));
+    const stored = await readOutputManifest(store.inner);
+    assert.deepEqual(err.manifest, stored);
+    assert.equal(stored.n_records, 2);
+    await assertReadsBack(store.inner, schema, 2);
+    const events = await wal(store.inner);
+    assert.ok(!events.includes("run_completed"), events.join(" "));
   });
 });
