@@ -3,13 +3,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { readOutputManifestIfPresent, readRecord } from "@zarr-stream/reader";
 import type { Role, StreamSchema } from "@zarr-stream/spec";
 import { type FencingStore, FsStore, MemoryStore } from "@zarr-stream/store";
 import fc from "fast-check";
 import { leaseKey, ZarrStreamWriter } from "../src/index.js";
 import { type FaultKind, FaultStore, InjectedFault } from "./fault-store.js";
-import { gridSchema, recordArrays } from "./helpers.js";
+import { committedIndices, committedRecords, gridSchema, recordArrays } from "./helpers.js";
 
 /**
  * Seed-fixed in CI, more runs on demand: FC_RUNS=3000 FC_SEED=… node --test dist/test/fault-properties.test.js
@@ -121,30 +120,6 @@ class Runner {
     const again = [...this.written].filter((r) => !committed.has(r)).sort((a, b) => a - b);
     for (const r of again) await this.run({ kind: "write", r });
   }
-}
-
-async function committedIndices(store: FencingStore): Promise<Set<number>> {
-  const m = await readOutputManifestIfPresent(store);
-  if (m === undefined) return new Set();
-  const entries = (m as { records?: { entries: { committed: boolean }[] } }).records?.entries;
-  if (entries) return new Set(entries.flatMap((e, i) => (e.committed ? [i] : [])));
-  return new Set(Array.from({ length: m.n_records }, (_, i) => i));
-}
-
-/** Every committed record, read back, by index: what a reader sees. */
-async function committedRecords(store: FencingStore): Promise<Map<number, string>> {
-  const m = await readOutputManifestIfPresent(store);
-  const out = new Map<number, string>();
-  if (m === undefined) return out;
-  for (const i of await committedIndices(store)) {
-    const values: string[] = [];
-    for (const v of m.vars) {
-      const r = await readRecord(store, v.name, i, undefined, { manifest: m });
-      values.push(Array.from(r.data as ArrayLike<number | bigint>, String).join(","));
-    }
-    out.set(i, values.join("|"));
-  }
-  return out;
 }
 
 /** Which calls a fault may hit: any, the writes only, or the manifest writes (the commit points). */

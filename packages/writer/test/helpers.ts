@@ -1,4 +1,4 @@
-import { readOutputManifest, readRecord, readStatic } from "@zarr-stream/reader";
+import { readOutputManifest, readOutputManifestIfPresent, readRecord, readStatic } from "@zarr-stream/reader";
 import {
   fillGenerated,
   type Region,
@@ -6,7 +6,7 @@ import {
   type StreamSchema,
   type TypedArray,
 } from "@zarr-stream/spec";
-import { MemoryStore, type Store, snapshotStore } from "@zarr-stream/store";
+import { type FencingStore, MemoryStore, type Store, snapshotStore } from "@zarr-stream/store";
 
 /** time x lat 4 x lon 6, shards {time 2, lat 2, lon 6} (or lon 3 when splitLon), chunks {1, 1, 3}. */
 export function gridSchema(over: Partial<StreamSchema> = {}, splitLon = false): StreamSchema {
@@ -110,3 +110,28 @@ export function newStore(): MemoryStore {
 
 export type Arrays = ReturnType<typeof recordArrays>;
 export type { StreamDType };
+
+/** The indices of the records the store's manifest commits. */
+export async function committedIndices(store: FencingStore): Promise<Set<number>> {
+  const m = await readOutputManifestIfPresent(store);
+  if (m === undefined) return new Set();
+  const entries = (m as { records?: { entries: { committed: boolean }[] } }).records?.entries;
+  if (entries) return new Set(entries.flatMap((e, i) => (e.committed ? [i] : [])));
+  return new Set(Array.from({ length: m.n_records }, (_, i) => i));
+}
+
+/** Every committed record, read back, by index: what a reader sees. */
+export async function committedRecords(store: FencingStore): Promise<Map<number, string>> {
+  const m = await readOutputManifestIfPresent(store);
+  const out = new Map<number, string>();
+  if (m === undefined) return out;
+  for (const i of await committedIndices(store)) {
+    const values: string[] = [];
+    for (const v of m.vars) {
+      const r = await readRecord(store, v.name, i, undefined, { manifest: m });
+      values.push(Array.from(r.data as ArrayLike<number | bigint>, String).join(","));
+    }
+    out.set(i, values.join("|"));
+  }
+  return out;
+}
