@@ -50,15 +50,20 @@ function asciiString(s: string): string {
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
+/**
+ * Where a value sits, as reference tokens: the JSON pointer is joined only for an error, since building
+ * one string per node cost more than printing the document.
+ */
+type Path = (string | number)[];
+
+function refuse(path: Path, documentName: string, reason: string): never {
+  const at = path.length === 0 ? "/" : path.map((t) => `/${pointerToken(t)}`).join("");
+  throw new SchemaError(`${documentName}: ${at}: ${reason}`, at, documentName);
+}
+
 /** Python `ensure_ascii=False`: only '"', '\\' and C0 controls are escaped. */
-function utf8String(s: string, pointer: string, documentName: string): string {
-  if (LONE_SURROGATE.test(s)) {
-    throw new SchemaError(
-      `${documentName}: ${pointer || "/"}: string has a lone surrogate (not UTF-8 encodable)`,
-      pointer || "/",
-      documentName,
-    );
-  }
+function utf8String(s: string, path: Path, documentName: string): string {
+  if (LONE_SURROGATE.test(s)) refuse(path, documentName, "string has a lone surrogate (not UTF-8 encodable)");
   let out = '"';
   for (let k = 0; k < s.length; k++) {
     const ch = s[k]!;
@@ -73,66 +78,57 @@ function utf8String(s: string, pointer: string, documentName: string): string {
 
 interface Style {
   documentName: string;
-  string(s: string, pointer: string): string;
+  string(s: string, path: Path): string;
   /** A number that is not an integer value, or an IntegralFloat's value. */
-  float(n: number, pointer: string): string;
+  float(n: number, path: Path): string;
 }
 
-function integerText(n: number, pointer: string, documentName: string): string {
-  if (!Number.isSafeInteger(n)) {
-    // Beyond 2^53 a double no longer names one integer, so the text would depend on how it was computed.
-    throw new SchemaError(
-      `${documentName}: ${pointer || "/"}: integer ${n} is outside the safe range`,
-      pointer || "/",
-      documentName,
-    );
-  }
+function integerText(n: number, path: Path, documentName: string): string {
+  // Beyond 2^53 a double no longer names one integer, so the text would depend on how it was computed.
+  if (!Number.isSafeInteger(n)) refuse(path, documentName, `integer ${n} is outside the safe range`);
   return String(n === 0 ? 0 : n); // -0 prints as 0, as Python's int does
 }
 
-function write(value: unknown, pointer: string, style: Style, depth: number): string {
-  if (depth > 256)
-    throw new SchemaError(
-      `${style.documentName}: ${pointer}: nested too deeply`,
-      pointer,
-      style.documentName,
-    );
+function write(value: unknown, path: Path, style: Style, depth: number): string {
+  if (depth > 256) refuse(path, style.documentName, "nested too deeply");
   if (value === null) return "null";
   switch (typeof value) {
     case "boolean":
       return value ? "true" : "false";
     case "string":
-      return style.string(value, pointer);
+      return style.string(value, path);
     case "bigint":
       return value.toString();
     case "number":
       return Number.isInteger(value)
-        ? integerText(value, pointer, style.documentName)
-        : style.float(value, pointer);
+        ? integerText(value, path, style.documentName)
+        : style.float(value, path);
     case "object": {
-      if (value instanceof IntegralFloat) return style.float(value.value, pointer);
+      if (value instanceof IntegralFloat) return style.float(value.value, path);
       if (Array.isArray(value)) {
-        const parts = value.map((item, i) => write(item, `${pointer}/${i}`, style, depth + 1));
+        const parts: string[] = [];
+        for (let i = 0; i < value.length; i++) {
+          path.push(i);
+          parts.push(write(value[i], path, style, depth + 1));
+          path.pop();
+        }
         return `[${parts.join(",")}]`;
       }
       const record = value as Record<string, unknown>;
       const keys = Object.keys(record)
         .filter((k) => record[k] !== undefined) // like JSON.stringify: an absent optional field
         .sort(compareCodePoints);
-      const parts = keys.map(
-        (k) =>
-          `${style.string(k, pointer)}:${write(record[k], `${pointer}/${pointerToken(k)}`, style, depth + 1)}`,
-      );
+      const parts: string[] = [];
+      for (const k of keys) {
+        const key = style.string(k, path);
+        path.push(k);
+        parts.push(`${key}:${write(record[k], path, style, depth + 1)}`);
+        path.pop();
+      }
       return `{${parts.join(",")}}`;
     }
-    default: {
-      const at = pointer || "/";
-      throw new SchemaError(
-        `${style.documentName}: ${at}: ${typeof value} is not JSON`,
-        at,
-        style.documentName,
-      );
-    }
+    default:
+      return refuse(path, style.documentName, `${typeof value} is not JSON`);
   }
 }
 
@@ -145,18 +141,11 @@ export function canonicalJson(value: unknown): string {
   const documentName = "canonical JSON";
   return write(
     value,
-    "",
+    [],
     {
       documentName,
       string: asciiString,
-      float: (n, pointer) => {
-        const at = pointer || "/";
-        throw new SchemaError(
-          `${documentName}: ${at}: ${n} is not an integer (canonical JSON has no floats)`,
-          at,
-          documentName,
-        );
-      },
+      float: (n, path) => refuse(path, documentName, `${n} is not an integer (canonical JSON has no floats)`),
     },
     0,
   );
@@ -173,16 +162,13 @@ export function canonicalJsonUtf8(value: unknown): string {
   const documentName = "canonical JSON (UTF-8)";
   return write(
     value,
-    "",
+    [],
     {
       documentName,
-      string: (s, pointer) => utf8String(s, pointer, documentName),
-      float: (n, pointer) => {
+      string: (s, path) => utf8String(s, path, documentName),
+      float: (n, path) => {
         // Python prints -0.0 as such, so only the non-JSON values are refused.
-        if (!Number.isFinite(n)) {
-          const at = pointer || "/";
-          throw new SchemaError(`${documentName}: ${at}: ${n} is not JSON`, at, documentName);
-        }
+        if (!Number.isFinite(n)) refuse(path, documentName, `${n} is not JSON`);
         return pythonFloatRepr(n);
       },
     },

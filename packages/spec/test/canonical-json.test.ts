@@ -57,6 +57,39 @@ test("§3.1 canonical_json refuses floats, NaN, non-safe integers and non-JSON v
   );
 });
 
+test("canonical JSON errors name RFC 6901 pointers: escaped keys, '/' for the root, a key's parent", () => {
+  const at = (f: () => unknown) => {
+    try {
+      f();
+    } catch (e) {
+      assert.ok(e instanceof SchemaError);
+      assert.ok(e.message.includes(`: ${e.pointer}: `), e.message);
+      return e.pointer;
+    }
+    assert.fail("expected a SchemaError");
+  };
+  assert.equal(
+    at(() => canonicalJson({ "a/b": { "c~d": [1, 0.5] } })),
+    "/a~1b/c~0d/1",
+  );
+  assert.equal(
+    at(() => canonicalJsonUtf8(Number.NaN)),
+    "/",
+  );
+  assert.equal(
+    at(() => canonicalJsonUtf8({ k: [{ s: "\uD800" }] })),
+    "/k/0/s",
+  );
+  assert.equal(
+    at(() => canonicalJsonUtf8({ k: { "\uDC00": 1 } })),
+    "/k",
+  );
+  assert.equal(
+    at(() => canonicalJsonUtf8({ big: [2 ** 60] })),
+    "/big/0",
+  );
+});
+
 test("§3.1 canonical_json equals Python json.dumps for ≥300 random float-free values", { skip }, () => {
   const key = fc.string({ unit: "grapheme", maxLength: 6 });
   const arb = fc.letrec((tie) => ({
