@@ -5,7 +5,7 @@ import { type ClaimDoc, type Clock, parseDocument, validateClaim } from "./docum
 import { ClaimConflict } from "./errors.js";
 import { absolutePath, CLAIMS_PREFIX, claimKey } from "./layout.js";
 import { envelopeJson, utf8 } from "./pyjson.js";
-import { cas, type Versioned } from "./store-cas.js";
+import { cas, sameBytes, type Versioned } from "./store-cas.js";
 
 export const DEFAULT_CLAIM_STALE_S = 120;
 export const DEFAULT_CLAIM_HEARTBEAT_S = 30;
@@ -189,10 +189,6 @@ export async function acquire(
     );
   }
   throw conflict(domain, holder, "acquire");
-}
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
 /**

@@ -10,6 +10,7 @@ import {
 } from "./documents.js";
 import { eventId, runRecordKey, SEGMENT_EVENTS, segmentKey } from "./layout.js";
 import { envelopeJson, utf8 } from "./pyjson.js";
+import { sameBytes } from "./store-cas.js";
 
 /** Events that must be durable before the caller moves on: run lifecycle, maintenance and replacement. */
 export const IMMEDIATE_FLUSH: ReadonlySet<string> = new Set([
@@ -243,7 +244,7 @@ export class RunWriter {
    */
   private async holds(key: string, bytes: Uint8Array): Promise<boolean> {
     const there = await this.store.get(key);
-    return there !== undefined && Buffer.from(there).equals(bytes);
+    return there !== undefined && sameBytes(there, bytes);
   }
 
   private async writeRecord(): Promise<void> {

@@ -42,8 +42,9 @@ export async function readOutputManifestIfPresent(store: ReadableStore): Promise
 /**
  * The manifest to read record `index` by, and whether that record is committed. Only the stored head
  * (vars, dims, n_records, the page refs) is parsed and, in a paged indexed manifest, the one page holding
- * the record's entry is fetched (with the one index page naming it, when there are index pages), so the first read after a commit costs the same at any record count; the
- * head's paged lists stay unresolved, so callers take only its head fields from it. A page gone (collected
+ * the record's entry is fetched (with the one index page naming it, when there are index pages), so the
+ * first read after a commit costs the same at any record count; the head's paged lists stay unresolved,
+ * so callers take only its head fields from it. A page gone (collected
  * after a newer manifest landed) falls back to the whole manifest, which reads the manifest again.
  */
 export async function readRecordState(

@@ -87,18 +87,24 @@ export function validateOutputManifestV1(value: unknown): OutputManifestV1 {
  */
 export function validateOutputManifestV2(value: unknown): OutputManifestV2 {
   const m = manifestV2Shape(value);
-  const paged =
-    m.time_shard_pages !== undefined || m.records?.pages !== undefined || m.records?.page_index !== undefined;
-  checkOutputManifestV2Rules(m, paged);
+  checkOutputManifestV2Rules(m, hasPagedLists(m));
   return m;
 }
+
+/** Whether a v2 manifest as stored keeps a list in pages (docs/manifest-pages.md). */
+export function hasPagedLists(m: OutputManifestV2): boolean {
+  return m.time_shard_pages !== undefined || hasPagedRecords(m);
+}
+
+const hasPagedRecords = (m: OutputManifestV2) =>
+  m.records?.pages !== undefined || m.records?.page_index !== undefined;
 
 /** Where a paged manifest keeps its lists (docs/manifest-pages.md): records in indexed mode, time shards in append. */
 function checkPagedLists(m: OutputManifestV2): void {
   const doc = MANIFEST_V2;
   if (m.records?.pages !== undefined && m.records.page_index !== undefined)
     fail(doc, "/records/page_index", "records has pages or page_index, not both");
-  if (m.records?.pages !== undefined || m.records?.page_index !== undefined) {
+  if (m.records !== undefined && hasPagedRecords(m)) {
     if (m.records.entries.length > 0)
       fail(doc, "/records/entries", "paged records keep every entry in pages");
     if (m.time_shards.length > 0)

@@ -1,7 +1,7 @@
 import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex } from "@noble/hashes/utils.js";
 import { canonicalJsonUtf8 } from "./canonical-json.js";
-import { checkOutputManifestV2Rules } from "./documents.js";
+import { checkOutputManifestV2Rules, hasPagedLists } from "./documents.js";
 import { CorruptStore, SchemaError } from "./errors.js";
 import { IntegralFloat } from "./exact-json.js";
 import { pythonFloatRepr } from "./float.js";
@@ -243,12 +243,7 @@ export function pageManifest(m: OutputManifestV2): {
 }
 
 export function isPagedManifest(m: OutputManifest): boolean {
-  return (
-    m.schema === OUTPUT_MANIFEST_V2 &&
-    (m.time_shard_pages !== undefined ||
-      m.records?.pages !== undefined ||
-      m.records?.page_index !== undefined)
-  );
+  return m.schema === OUTPUT_MANIFEST_V2 && hasPagedLists(m);
 }
 
 const recordPage = makeValidator<RecordEntry[]>(

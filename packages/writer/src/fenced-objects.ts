@@ -15,7 +15,7 @@ const OVERWRITE_ATTEMPTS = 8;
 
 const digest = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
 
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return a.length === b.length && Buffer.from(a.buffer, a.byteOffset, a.length).equals(b);
 }
 

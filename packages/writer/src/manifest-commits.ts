@@ -8,7 +8,7 @@ import {
   type OutputManifest,
 } from "@zarr-stream/spec";
 import type { SpanRecord } from "./control-plane-link.js";
-import type { FencedObjects } from "./fenced-objects.js";
+import { type FencedObjects, sameBytes } from "./fenced-objects.js";
 import { runLimited } from "./limit.js";
 import { type CommittedState, serializeManifest } from "./manifest-doc.js";
 import { ManifestPager } from "./manifest-pages.js";
@@ -31,9 +31,6 @@ export interface ManifestWrite {
   /** The control-plane record the write owes once it lands, even when it is found landed later. */
   record?: SpanRecord;
 }
-
-const sameBytes = (a: Uint8Array, b: Uint8Array) =>
-  a.length === b.length && Buffer.from(a.buffer, a.byteOffset, a.length).equals(b);
 
 /**
  * The owner's commit point (seed §5.3): output_manifest.json written compare-and-swap on the version this

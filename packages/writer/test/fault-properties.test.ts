@@ -6,9 +6,9 @@ import { after, describe, it } from "node:test";
 import type { Role, StreamSchema } from "@zarr-stream/spec";
 import { type FencingStore, FsStore, MemoryStore } from "@zarr-stream/store";
 import fc from "fast-check";
-import { leaseKey, ZarrStreamWriter } from "../src/index.js";
+import { ZarrStreamWriter } from "../src/index.js";
 import { type FaultKind, FaultStore, InjectedFault } from "./fault-store.js";
-import { committedIndices, committedRecords, gridSchema, recordArrays } from "./helpers.js";
+import { committedIndices, committedRecords, gridSchema, recordArrays, resumeOrCreate } from "./helpers.js";
 
 /**
  * Seed-fixed in CI, more runs on demand: FC_RUNS=3000 FC_SEED=… node --test dist/test/fault-properties.test.js
@@ -108,13 +108,7 @@ class Runner {
 
   /** Resume after a fault: a new handle, then every record not committed is written again. */
   async resume(): Promise<void> {
-    const schema = this.schema;
-    const started =
-      (await this.store.inner.size("zarr.json")) !== undefined ||
-      (await this.store.inner.size(leaseKey(0))) !== undefined;
-    this.writer = started
-      ? await ZarrStreamWriter.resume(this.store, roleOf(this.w), {}, undefined, { schema })
-      : await ZarrStreamWriter.create(this.store, schema, roleOf(this.w));
+    this.writer = await resumeOrCreate(this.store, this.schema, roleOf(this.w), {}, this.store.inner);
     this.token = undefined;
     const committed = await committedIndices(this.store.inner);
     const again = [...this.written].filter((r) => !committed.has(r)).sort((a, b) => a - b);

@@ -2,11 +2,13 @@ import { readOutputManifest, readOutputManifestIfPresent, readRecord, readStatic
 import {
   fillGenerated,
   type Region,
+  type Role,
   type StreamDType,
   type StreamSchema,
   type TypedArray,
 } from "@zarr-stream/spec";
 import { type FencingStore, MemoryStore, type Store, snapshotStore } from "@zarr-stream/store";
+import { leaseKey, ZarrStreamWriter } from "../src/index.js";
 
 /** time x lat 4 x lon 6, shards {time 2, lat 2, lon 6} (or lon 3 when splitLon), chunks {1, 1, 3}. */
 export function gridSchema(over: Partial<StreamSchema> = {}, splitLon = false): StreamSchema {
@@ -134,4 +136,22 @@ export async function committedRecords(store: FencingStore): Promise<Map<number,
     out.set(i, values.join("|"));
   }
   return out;
+}
+
+/**
+ * Opens the store a create cut short by a fault was making: resumed when the create got as far as the root
+ * zarr.json or the lease, else created again. `probe` answers whether it did (the unfaulted store).
+ */
+export async function resumeOrCreate(
+  store: FencingStore,
+  schema: StreamSchema,
+  role: Role,
+  region: Region,
+  probe: FencingStore = store,
+): Promise<ZarrStreamWriter> {
+  const started =
+    (await probe.size("zarr.json")) !== undefined || (await probe.size(leaseKey(0))) !== undefined;
+  return started
+    ? ZarrStreamWriter.resume(store, role, region, undefined, { schema })
+    : ZarrStreamWriter.create(store, schema, role, region);
 }

@@ -44,6 +44,39 @@ function tinySchema(timeMode: StreamSchema["time_mode"], shardT = 1): StreamSche
 const rec = (r: number) => ({ v: Float32Array.of(r, -r) });
 const pageKeys = async (store: Store) => (await store.list(MANIFEST_PAGE_PREFIX)).sort();
 
+/** From now on, the manifest pages `store` is asked for, in order, and whether it held each. */
+function logPageGets(store: MemoryStore): { key: string; found: boolean }[] {
+  const log: { key: string; found: boolean }[] = [];
+  const get = store.get.bind(store);
+  store.get = async (key) => {
+    const bytes = await get(key);
+    if (key.startsWith(MANIFEST_PAGE_PREFIX)) log.push({ key, found: bytes !== undefined });
+    return bytes;
+  };
+  return log;
+}
+
+/**
+ * The next versioned read of the manifest returns `bytes`, as a read that raced later commits would;
+ * `served()` tells whether that read has happened.
+ */
+function serveManifestOnce(
+  store: MemoryStore,
+  bytes: Uint8Array,
+  version: string,
+): { served: () => boolean } {
+  let stale = true;
+  const getVersioned = store.getVersioned.bind(store);
+  store.getVersioned = async (key) => {
+    if (key === MANIFEST_KEY && stale) {
+      stale = false;
+      return { bytes, version };
+    }
+    return getVersioned(key);
+  };
+  return { served: () => !stale };
+}
+
 /**
  * The stored manifest is what paging the writer's resolved manifest afresh gives, byte for byte, and
  * reading the store back resolves to that resolved manifest: paged and inline describe one state.
@@ -299,12 +332,7 @@ test("indexed: a one-record read of a paged store fetches only the page holding 
   const picked = [5, P + 9, 3 * P + 2];
   for (const i of picked) await w.writeRecordAt(i, i, rec(i));
   await w.flush();
-  const pageGets: string[] = [];
-  const get = store.get.bind(store);
-  store.get = async (key) => {
-    if (key.startsWith(MANIFEST_PAGE_PREFIX)) pageGets.push(key);
-    return get(key);
-  };
+  const pageGets = logPageGets(store);
   const got = await readRecord(store, "v", P + 9);
   assert.deepEqual([...(got.data as Float32Array)], [P + 9, -(P + 9)]);
   assert.equal(pageGets.length, 1);
@@ -338,18 +366,10 @@ test("indexed: a one-record read whose head names a page already collected reads
     "a page of the first manifest is collected two commits later",
   );
   // The head read returns the first manifest, as if it raced the two commits.
-  let stale = true;
-  const getVersioned = store.getVersioned.bind(store);
-  store.getVersioned = async (key) => {
-    if (key === MANIFEST_KEY && stale) {
-      stale = false;
-      return { bytes: oldBytes, version: "stale" };
-    }
-    return getVersioned(key);
-  };
+  const stale = serveManifestOnce(store, oldBytes, "stale");
   const got = await readRecord(store, "v", 6);
   assert.deepEqual([...(got.data as Float32Array)], [6, -6]);
-  assert.equal(stale, false);
+  assert.equal(stale.served(), true);
   await w.close();
 });
 
@@ -378,28 +398,18 @@ test("a Single writer's close collects the previous manifest's pages early; a re
   assert.ok(heldPages.includes(heldPage));
   assert.ok(!now.includes(heldPage), "close's rewrite of the manifest collected the held manifest's page");
   // The reader's head read returns the manifest it holds; the page it names is gone.
-  let stale = true;
-  const missing: string[] = [];
-  const getVersioned = store.getVersioned.bind(store);
-  store.getVersioned = async (key) => {
-    if (key === MANIFEST_KEY && stale) {
-      stale = false;
-      return { bytes: heldBytes, version: "held" };
-    }
-    return getVersioned(key);
-  };
-  const get = store.get.bind(store);
-  store.get = async (key) => {
-    const bytes = await get(key);
-    if (bytes === undefined && key.startsWith(MANIFEST_PAGE_PREFIX)) missing.push(key);
-    return bytes;
-  };
+  const heldRead = serveManifestOnce(store, heldBytes, "held");
+  const pageGets = logPageGets(store);
   for (const r of [5, 6, 7]) {
     const got = await readRecord(store, "v", r);
     assert.deepEqual([...(got.data as Float32Array)], [r, -r], `record ${r}`);
   }
-  assert.equal(stale, false, "the reader started from the manifest it held");
-  assert.deepEqual(missing, [heldPage], "it met the collected page once, then read the manifest again");
+  assert.equal(heldRead.served(), true, "the reader started from the manifest it held");
+  assert.deepEqual(
+    pageGets.filter((g) => !g.found).map((g) => g.key),
+    [heldPage],
+    "it met the collected page once, then read the manifest again",
+  );
 });
 
 test("indexed past 32 record pages: refs go to index pages, a commit writes one of each, resume goes on", async () => {
@@ -438,15 +448,10 @@ test("indexed past 32 record pages: refs go to index pages, a commit writes one 
 
   // A one-record read fetches the index page and the record page it names, nothing else (both are new,
   // so no earlier read has them cached).
-  const gets: string[] = [];
-  const get = store.get.bind(store);
-  store.get = async (key) => {
-    if (key.startsWith(MANIFEST_PAGE_PREFIX)) gets.push(key);
-    return get(key);
-  };
+  const gets = logPageGets(store);
   const got = await readRecord(store, "v", late[0]!);
   assert.deepEqual([...(got.data as Float32Array)], [late[0]!, -late[0]!]);
-  assert.deepEqual(gets.map((k) => k.split("/").at(-2)).sort(), ["record_pages", "records"]);
+  assert.deepEqual(gets.map((g) => g.key.split("/").at(-2)).sort(), ["record_pages", "records"]);
   await assert.rejects(readRecord(store, "v", late[1]!), (e) => (e as Error).name === "NotCommitted");
   await assert.rejects(readRecord(store, "v", n), (e) => (e as Error).name === "NotCommitted");
   await assertPagedIsInline(store, w);

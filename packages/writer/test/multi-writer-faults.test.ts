@@ -6,9 +6,9 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { CommitToken, Region, StreamSchema } from "@zarr-stream/spec";
 import { type FencingStore, MemoryStore } from "@zarr-stream/store";
-import { leaseKey, ZarrStreamWriter } from "../src/index.js";
+import { ZarrStreamWriter } from "../src/index.js";
 import { type FaultKind, FaultStore, InjectedFault } from "./fault-store.js";
-import { committedRecords, gridSchema, recordArrays } from "./helpers.js";
+import { committedRecords, gridSchema, recordArrays, resumeOrCreate } from "./helpers.js";
 
 const MINE: Region = { lat: [0, 2] };
 const THEIRS: Region = { lat: [2, 4] };
@@ -62,14 +62,7 @@ class Runner {
   ) {}
 
   async finishCreate(): Promise<void> {
-    const schema = schemaOf(this.w);
-    const role = { kind: "owner", nWriters: 2 } as const;
-    const started =
-      (await this.store.size("zarr.json")) !== undefined ||
-      (await this.store.size(leaseKey(0))) !== undefined;
-    this.owner = started
-      ? await ZarrStreamWriter.resume(this.store, role, MINE, undefined, { schema })
-      : await ZarrStreamWriter.create(this.store, schema, role, MINE);
+    this.owner = await resumeOrCreate(this.store, schemaOf(this.w), { kind: "owner", nWriters: 2 }, MINE);
   }
 
   async run(step: Step): Promise<void> {
