@@ -28,6 +28,13 @@ static job_t *begin(napi_env env, napi_callback_info info, size_t want, napi_val
   return zs_new_job(env, op);
 }
 
+/* A 0/1 argument that may be left out (undefined: 0). */
+static int optional_flag(napi_env env, napi_value v, int *out) {
+  napi_valuetype t;
+  if (napi_typeof(env, v, &t) != napi_ok) return 0;
+  return t == napi_undefined ? (*out = 0, 1) : zs_get_int(env, v, out) && (*out == 0 || *out == 1);
+}
+
 /* A Buffer of j->expected bytes for a decoder to fill (result-pool.c). */
 static int output_buffer(napi_env env, job_t *j, napi_value *buf) {
   void *p = NULL;
@@ -36,14 +43,16 @@ static int output_buffer(napi_env env, job_t *j, napi_value *buf) {
   return 1;
 }
 
-/* bloscEncode(data, clevel, shuffle, typesize, blocksize), bloscDecode(data, expectedLength),
- * zstdEncode(data, level, checksum), zstdDecode(data, expectedLength), crc32c(data): one chunk each. */
+/* bloscEncode(data, clevel, shuffle, typesize, blocksize), bloscDecode(data, expectedLength, now),
+ * zstdEncode(data, level, checksum), zstdDecode(data, expectedLength, now), crc32c(data): one chunk each.
+ * A decoder called with now = 1 runs on the calling thread and returns its result (or throws) instead of
+ * a promise. */
 static napi_value start(napi_env env, napi_callback_info info, op_t op) {
   napi_value argv[5], out = NULL;
   job_t *j = begin(env, info, 5, argv, op);
   if (!j) return NULL;
   int ok = zs_get_bytes(env, argv[0], &j->src, &j->srclen);
-  int bs = 0, exp = 0;
+  int bs = 0, exp = 0, now = 0;
   switch (op) {
     case OP_BLOSC_ENC:
       ok = ok && zs_get_int(env, argv[1], &j->clevel) && zs_get_int(env, argv[2], &j->shuffle) &&
@@ -55,7 +64,7 @@ static napi_value start(napi_env env, napi_callback_info info, op_t op) {
       break;
     case OP_BLOSC_DEC:
     case OP_ZSTD_DEC:
-      ok = ok && zs_get_int(env, argv[1], &exp) && exp >= 0;
+      ok = ok && zs_get_int(env, argv[1], &exp) && exp >= 0 && optional_flag(env, argv[2], &now);
       j->expected = (size_t)exp;
       ok = ok && output_buffer(env, j, &out);
       break;
@@ -65,7 +74,7 @@ static napi_value start(napi_env env, napi_callback_info info, op_t op) {
       ok = 0;
   }
   if (!ok) return zs_bad_args(env, j, "bad arguments to the codecs addon");
-  return zs_queue_job(env, j, argv[0], out, NULL);
+  return now ? zs_run_now(env, j, out) : zs_queue_job(env, j, argv[0], out, NULL);
 }
 
 /* encodePacked(chunks: (Uint8Array|undefined)[], zstd: 0|1, p1, p2, p3, p4, out: Uint8Array, offset,
@@ -125,23 +134,24 @@ static napi_value copy_js(napi_env env, napi_callback_info info) {
 }
 
 /* decodeBoxes(frames: Uint8Array[], zstd: 0|1, chunkShape: Int32Array, itemsize, target: Uint8Array,
- * targetShape: Int32Array, boxes: Int32Array): 3*rank numbers per frame (see unpack_decode). Geometry was
- * checked in JS (decodeBoxes) before the job was queued. */
+ * targetShape: Int32Array, boxes: Int32Array, now): 3*rank numbers per frame (see unpack_decode). Geometry
+ * was checked in JS (decodeBoxes) before the job was queued. now = 1: on the calling thread, as start(). */
 static napi_value unpack_js(napi_env env, napi_callback_info info) {
-  napi_value argv[7];
-  job_t *j = begin(env, info, 7, argv, OP_UNPACK);
+  napi_value argv[8];
+  job_t *j = begin(env, info, 8, argv, OP_UNPACK);
   if (!j) return NULL;
-  int dst_rank = -1;
+  int dst_rank = -1, now = 0;
   const uint8_t *target = NULL;
   size_t tlen = 0;
   int ok = zs_get_byte_list(env, argv[0], 0, j) && zs_get_int(env, argv[1], &j->pack_zstd) &&
            zs_get_shape(env, argv[2], j->src_shape, &j->rank) && zs_get_int(env, argv[3], &j->itemsize) &&
            j->itemsize > 0 && zs_get_bytes(env, argv[4], &target, &tlen) &&
            zs_get_shape(env, argv[5], j->dst_shape, &dst_rank) && dst_rank == j->rank &&
-           zs_get_boxes(env, argv[6], (size_t)(3 * j->rank), j) && (j->rank == 0 || j->nboxes == j->n);
+           zs_get_boxes(env, argv[6], (size_t)(3 * j->rank), j) && (j->rank == 0 || j->nboxes == j->n) &&
+           optional_flag(env, argv[7], &now);
   if (!ok) return zs_bad_args(env, j, "bad arguments to decodeBoxes");
   j->target = (uint8_t *)target;
-  return zs_queue_job(env, j, argv[0], argv[4], NULL);
+  return now ? zs_run_now(env, j, NULL) : zs_queue_job(env, j, argv[0], argv[4], NULL);
 }
 
 static napi_value blosc_encode_js(napi_env env, napi_callback_info i) { return start(env, i, OP_BLOSC_ENC); }

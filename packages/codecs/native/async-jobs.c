@@ -208,6 +208,23 @@ static void split_frames(napi_env env, job_t *L, napi_value name) {
   }
 }
 
+napi_value zs_run_now(napi_env env, job_t *j, napi_value out) {
+  j->begin = 0;
+  j->end = j->n;
+  zs_run_job(env, j);
+  napi_value value = NULL, err;
+  if (zs_job_failed(j)) {
+    if (job_error(env, j, "the codec call failed", &err) == napi_ok) napi_throw(env, err);
+  } else if (keep(env, out, &j->output_ref) != napi_ok || job_result(env, j, &value) != napi_ok) {
+    value = NULL;
+  }
+  bool pending = false;
+  if (!value && (napi_is_exception_pending(env, &pending) != napi_ok || !pending))
+    napi_throw_error(env, "ZS_INTERNAL", "could not hand over the codec result");
+  zs_free_job(env, j);
+  return value;
+}
+
 napi_value zs_queue_job(napi_env env, job_t *j, napi_value in, napi_value out, napi_value sizes) {
   napi_value promise, name;
   if (keep(env, in, &j->input_ref) != napi_ok || keep(env, out, &j->output_ref) != napi_ok ||

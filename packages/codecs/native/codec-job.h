@@ -71,6 +71,9 @@ void zs_free_job(napi_env env, job_t *j);
 /* async-jobs.c: keeps the values alive (NULL: none), creates the promise and queues j on the libuv pool.
  * Throws (and frees j) when no promise could be made; after that every failure rejects the promise. */
 napi_value zs_queue_job(napi_env env, job_t *j, napi_value in, napi_value out, napi_value sizes);
+/* async-jobs.c: runs j on the calling thread and returns its result (out: the decoder's Buffer), or
+ * throws its error; frees j either way. For a call the JS side judged too short for the pool's round trip. */
+napi_value zs_run_now(napi_env env, job_t *j, napi_value out);
 /* async-jobs.c: frees j and throws a TypeError (ZS_ARGS) saying what was wrong; returns NULL. */
 napi_value zs_bad_args(napi_env env, job_t *j, const char *what);
 #endif

@@ -2,9 +2,12 @@ import { createRequire } from "node:module";
 import type { Backend } from "./backend.js";
 import type { CopyBoxesArgs, DecodeBoxesArgs } from "./copy-boxes.js";
 
-type Tail<T extends unknown[]> = T extends [unknown, ...infer R] ? R : never;
-
 import { checkDecodedLength, corruptChunk } from "./frame-checks.js";
+import { LONE_CALL_LIMIT, LoneCallGate } from "./lone-call.js";
+
+type Tail<T extends unknown[]> = T extends [unknown, ...infer R] ? R : never;
+/** What an addon call returns: its value when run on this thread (now = 1), else a promise of it. */
+type Result<Now extends 0 | 1, T> = Now extends 1 ? T : Promise<T>;
 
 /** The exports of native/addon.c. */
 interface Addon {
@@ -15,9 +18,18 @@ interface Addon {
     typesize: number,
     blocksize: number,
   ): Promise<Uint8Array>;
-  bloscDecode(data: Uint8Array, expectedLength: number): Promise<Uint8Array>;
+  /** now = 1: decoded on this thread and returned; else on the libuv pool. */
+  bloscDecode<Now extends 0 | 1 = 0>(
+    data: Uint8Array,
+    expectedLength: number,
+    now?: Now,
+  ): Result<Now, Uint8Array>;
   zstdEncode(data: Uint8Array, level: number, checksum: number): Promise<Uint8Array>;
-  zstdDecode(data: Uint8Array, expectedLength: number): Promise<Uint8Array>;
+  zstdDecode<Now extends 0 | 1 = 0>(
+    data: Uint8Array,
+    expectedLength: number,
+    now?: Now,
+  ): Result<Now, Uint8Array>;
   crc32c(data: Uint8Array): Promise<number>;
   encodePacked(
     chunks: readonly (Uint8Array | undefined)[],
@@ -31,7 +43,11 @@ interface Addon {
     sizes: Uint32Array,
   ): Promise<number>;
   copyBoxes(...args: CopyBoxesArgs): Promise<void>;
-  decodeBoxes(frames: readonly Uint8Array[], zstd: 0 | 1, ...rest: Tail<DecodeBoxesArgs>): Promise<void>;
+  decodeBoxes<Now extends 0 | 1 = 0>(
+    frames: readonly Uint8Array[],
+    zstd: 0 | 1,
+    ...rest: [...Tail<DecodeBoxesArgs>, now?: Now]
+  ): Result<Now, void>;
   crc32cSync(data: Uint8Array): number;
   crc32cPortable(data: Uint8Array): number;
   info(): {
@@ -75,22 +91,43 @@ function rethrow(e: unknown, key: string): never {
 }
 
 export function nativeBackend(addon: Addon): Backend {
+  const gate = new LoneCallGate();
+  /** A decode of `bytes` on this thread if it is a lone call (see lone-call.ts), else on the pool. */
+  const decodeCall = <T>(bytes: number, call: <Now extends 0 | 1>(now: Now) => Result<Now, T>): Promise<T> =>
+    bytes <= LONE_CALL_LIMIT
+      ? gate.run(
+          () => call(1),
+          () => call(0),
+        )
+      : call(0);
+  const decodeOne = async (
+    op: "bloscDecode" | "zstdDecode",
+    data: Uint8Array,
+    expected: number,
+    key: string,
+  ) => {
+    const out = await decodeCall(expected, (now) => addon[op](data, expected, now)).catch((e: unknown) =>
+      rethrow(e, key),
+    );
+    return checkDecodedLength(out, expected, key);
+  };
   return {
     name: "native",
     bloscEncode: (data, clevel, shuffle, typesize) => addon.bloscEncode(data, clevel, shuffle, typesize, 0),
-    async bloscDecode(data, expectedLength, key) {
-      const out = await addon.bloscDecode(data, expectedLength).catch((e: unknown) => rethrow(e, key));
-      return checkDecodedLength(out, expectedLength, key);
-    },
+    bloscDecode: (data, expectedLength, key) => decodeOne("bloscDecode", data, expectedLength, key),
     zstdEncode: (data, level, checksum) => addon.zstdEncode(data, level, checksum ? 1 : 0),
-    async zstdDecode(data, expectedLength, key) {
-      const out = await addon.zstdDecode(data, expectedLength).catch((e: unknown) => rethrow(e, key));
-      return checkDecodedLength(out, expectedLength, key);
-    },
+    zstdDecode: (data, expectedLength, key) => decodeOne("zstdDecode", data, expectedLength, key),
     crc32c: (data) =>
       data.length < CRC_SYNC_LIMIT ? Promise.resolve(addon.crc32cSync(data)) : addon.crc32c(data),
-    decodeBoxes: (spec, key, frames, ...rest) =>
-      addon.decodeBoxes(frames, spec.kind === "zstd" ? 1 : 0, ...rest).catch((e: unknown) => rethrow(e, key)),
+    decodeBoxes(spec, key, frames, ...rest) {
+      const zstd = spec.kind === "zstd" ? 1 : 0;
+      const [chunkShape, itemSize] = rest;
+      const bytes =
+        frames.length === 1 ? chunkShape.reduce((p, n) => p * n, itemSize) : Number.POSITIVE_INFINITY;
+      return decodeCall(bytes, (now) => addon.decodeBoxes(frames, zstd, ...rest, now)).catch((e: unknown) =>
+        rethrow(e, key),
+      );
+    },
     copyBoxes: (...args) => addon.copyBoxes(...args),
     encodePacked: (spec, chunks, out, offset, sizes) =>
       spec.kind === "blosc"

@@ -6,6 +6,7 @@ import type { Backend } from "./backend.js";
 import type { CodecSpec } from "./codec-spec.js";
 import { copyBoxesHere } from "./copy-boxes.js";
 import { corruptChunk } from "./frame-checks.js";
+import { LONE_CALL_LIMIT, LoneCallGate } from "./lone-call.js";
 import { numcodecsBackend } from "./numcodecs-backend.js";
 import { instantiateCodecs, type WasmCodecs, type WasmOp } from "./wasm-module.js";
 import { WasmWorkerPool, type WorkerFailure } from "./wasm-worker-pool.js";
@@ -45,16 +46,22 @@ const copyOut = (result: Uint8Array) => result.slice();
  */
 export function simdWasmBackend(module: WebAssembly.Module, local: WasmCodecs): Backend {
   const pool = new WasmWorkerPool(module, Math.max(1, availableParallelism()));
-  /** Runs op here or in a worker; with `take`, the result is read in place instead of copied out. */
+  const gate = new LoneCallGate();
+  /**
+   * Runs op here (a small input, or a decode that is a lone call: see lone-call.ts) or in a worker; with
+   * `take`, the result is read in place instead of copied out.
+   */
   const run = <T = Uint8Array>(
     op: WasmOp,
     data: Uint8Array,
     take?: (result: Uint8Array) => T,
   ): T | Promise<T> => {
-    const out = op.op === "bloscDecode" || op.op === "zstdDecode" ? op.expected : data.length;
-    if (data.length < LOCAL_LIMIT && out < LOCAL_LIMIT)
-      return local.run(op, data, take ?? (copyOut as (r: Uint8Array) => T));
-    return take ? pool.runInPlace(op, data, take) : (pool.run(op, data) as Promise<T>);
+    const decoding = op.op === "bloscDecode" || op.op === "zstdDecode";
+    const out = decoding ? op.expected : data.length;
+    const here = () => local.run(op, data, take ?? (copyOut as (r: Uint8Array) => T));
+    if (data.length < LOCAL_LIMIT && out < LOCAL_LIMIT) return here();
+    const pooled = () => (take ? pool.runInPlace(op, data, take) : (pool.run(op, data) as Promise<T>));
+    return decoding && out <= LONE_CALL_LIMIT ? gate.run(here, pooled) : pooled();
   };
   /** Decodes one frame (and hands it to `take`, if given); unsupported Blosc codecs go to numcodecs. */
   const decodeWith = async <T = Uint8Array>(

@@ -58,6 +58,7 @@ test(
       "copy-boxes",
       "decode-boxes-batch",
       "result-pool",
+      "lone-call",
     ].map((s) => join(pkg, "dist", "test", `${s}.test.js`));
     const r = spawnSync(process.execPath, ["--test", "--test-concurrency=1", ...suites], {
       encoding: "utf8",
