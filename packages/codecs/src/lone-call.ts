@@ -1,7 +1,7 @@
 /*
  * A decode handed to a pool of threads pays a round trip (queue, wake a thread, post the result back,
- * wake this one): about 75 µs of CPU on the addon's libuv pool, more through a worker's message port,
- * where decoding a 1 MiB chunk takes 200–500 µs. A caller that decodes one chunk at a time gains nothing
+ * wake this one): on the addon's libuv pool a 1 MiB chunk costs about 100 µs of CPU more than on the
+ * calling thread, where decoding it takes 150–500 µs (packages/spec/docs/codecs.md). A caller that decodes one chunk at a time gains nothing
  * from the pool, so such a lone call runs on the calling thread instead, as c-blosc's synchronous call
  * does. Calls are gathered for one microtask: a caller that starts several at once (Promise.all over a
  * shard's chunks, or a few lanes in flight) sees every one of them go to the pool, and so does a call
