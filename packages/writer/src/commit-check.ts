@@ -127,16 +127,25 @@ function regionsTileDomain(ordered: CommitToken[], ctx: CommitContext): string[]
   return regionDims;
 }
 
-/** Rule 4, first part: every token carries the owner's record indices with bitwise-equal t. */
-function sameRecords(ordered: CommitToken[]): TokenRecord[] {
+/**
+ * Rule 4, first part: every token carries the owner's record indices with bitwise-equal t. A mismatch
+ * whose tokens' records are all committed already is named as such: the usual cause is a token kept
+ * across a commit that landed unheard of (a lost acknowledgement, then a resume), which is spent.
+ */
+function sameRecords(ordered: CommitToken[], ctx: CommitContext): TokenRecord[] {
   const owner = ordered[0]!;
+  const committed = (r: TokenRecord) =>
+    ctx.schema.time_mode === "append" ? r.index < ctx.nCommitted : ctx.isRecordCommitted(r.index);
   for (const t of ordered) {
     const same =
       t.records.length === owner.records.length &&
       t.records.every((r, i) => r.index === owner.records[i]!.index && sameBits(r.t, owner.records[i]!.t));
     if (!same) {
+      const spent = [t, owner]
+        .filter((k) => k.records.length > 0 && k.records.every(committed))
+        .map((k) => `writer ${k.writer}'s records are committed already (its token is spent)`);
       throw new CommitError(
-        `writer ${t.writer} carries records [${recordSetText(t.records)}], writer ${owner.writer} carries [${recordSetText(owner.records)}]`,
+        `writer ${t.writer} carries records [${recordSetText(t.records)}], writer ${owner.writer} carries [${recordSetText(owner.records)}]${spent.length > 0 ? `; ${spent.join("; ")}` : ""}`,
         "records",
         [owner.writer, t.writer],
       );
@@ -255,7 +264,7 @@ export function verifyTokens(raw: unknown[], ctx: CommitContext): VerifiedCommit
   const ordered = oneTokenPerWriter(parseTokens(raw), ctx.nWriters);
   sameFingerprint(ordered, ctx.fingerprint);
   const regionDims = regionsTileDomain(ordered, ctx);
-  const records = sameRecords(ordered);
+  const records = sameRecords(ordered, ctx);
   const timeMode = ctx.schema.time_mode;
   if (timeMode === "append") recordsContinuePrefix(records, ordered, ctx);
   else recordsOnTimeAxis(records, ordered[0]!.writer, timeMode.indexed.times, ctx);

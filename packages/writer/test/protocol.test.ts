@@ -244,6 +244,47 @@ describe("§5 roles and protocol", () => {
     assert.equal(receipt.commit_seq, 1);
   });
 
+  it("§5.3 a token kept past the commit that took it is refused as spent, and a fresh round commits", async () => {
+    for (const indexed of [false, true]) {
+      const schema = gridSchema(indexed ? { time_mode: { indexed: { times: [10, 20] } } } : {}, true);
+      const store = newStore();
+      const owner = await ZarrStreamWriter.create(
+        store,
+        schema,
+        { kind: "owner", nWriters: 2 },
+        { lat: [0, 2] },
+      );
+      const c = await ZarrStreamWriter.join(store, { kind: "contributor", id: 1 }, { lat: [2, 4] });
+      // The contributor supplies only the partitioned variables, the owner every one.
+      const write = (w: ZarrStreamWriter, r: number) => {
+        const arrays =
+          w === c
+            ? recordArrays(schema, r, { lat: [2, 4] }, (_, p) => p)
+            : recordArrays(schema, r, { lat: [0, 2] });
+        return indexed ? w.writeRecordAt(r, 10 * (r + 1), arrays) : w.writeRecord(10 * (r + 1), arrays);
+      };
+      await write(owner, 0);
+      await write(c, 0);
+      const spent = await c.flush();
+      await owner.commit([await owner.flush(), spent]);
+      // The owner's driver lost the acknowledgement, resumed, and kept the contributor's token.
+      const resumed = await ZarrStreamWriter.resume(store, { kind: "owner", nWriters: 2 }, { lat: [0, 2] });
+      const before = await bytesOf(store);
+      await assert.rejects(
+        resumed.commit([await resumed.flush(), spent]),
+        (e: unknown) =>
+          e instanceof CommitError &&
+          e.reason === "records" &&
+          /writer 1's records are committed already \(its token is spent\)/.test(e.message),
+      );
+      assert.deepEqual(await bytesOf(store), before, "a refused commit changes no byte");
+      await write(resumed, 1);
+      await write(c, 1);
+      const receipt = await resumed.commit([await resumed.flush(), await c.flush()]);
+      assert.equal(receipt.commit_seq, 2);
+    }
+  });
+
   it("§5.1 owner commit always bumps commit_seq; Single flush with nothing pending is a no-op", async () => {
     const store = newStore();
     const schema = gridSchema();
