@@ -12,7 +12,7 @@
  */
 
 /** Decoded bytes up to which a lone call runs on the calling thread: a few hundred µs at most. */
-export const LONE_CALL_LIMIT = 1 << 20;
+const LONE_CALL_LIMIT = 1 << 20;
 
 interface Waiting {
   here(): unknown;
@@ -26,10 +26,12 @@ export class LoneCallGate {
   private inPool = 0;
 
   /**
-   * Settles with `here()` when this turns out to be the only call (none other made in this turn, none in
-   * the pool); else with `pooled()`. Either way the result comes as a promise, in a later microtask.
+   * A call decoding `bytes`: settles with `here()` when it is small enough and turns out to be the only
+   * call (none other made in this turn, none in the pool); else with `pooled()`. Either way the result
+   * comes as a promise, in a later microtask.
    */
-  run<T>(here: () => T, pooled: () => Promise<T>): Promise<T> {
+  run<T>(bytes: number, here: () => T, pooled: () => Promise<T>): Promise<T> {
+    if (bytes > LONE_CALL_LIMIT) return pooled();
     // With a call in the pool already, this one cannot be lone: no need to wait for the turn to end.
     if (this.inPool > 0) return this.toPool(pooled);
     return new Promise<T>((resolve, reject) => {

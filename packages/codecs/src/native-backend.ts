@@ -3,7 +3,7 @@ import type { Backend } from "./backend.js";
 import type { CopyBoxesArgs, DecodeBoxesArgs } from "./copy-boxes.js";
 
 import { checkDecodedLength, corruptChunk } from "./frame-checks.js";
-import { LONE_CALL_LIMIT, LoneCallGate } from "./lone-call.js";
+import { LoneCallGate } from "./lone-call.js";
 
 type Tail<T extends unknown[]> = T extends [unknown, ...infer R] ? R : never;
 /** What an addon call returns: its value when run on this thread (now = 1), else a promise of it. */
@@ -94,12 +94,11 @@ export function nativeBackend(addon: Addon): Backend {
   const gate = new LoneCallGate();
   /** A decode of `bytes` on this thread if it is a lone call (see lone-call.ts), else on the pool. */
   const decodeCall = <T>(bytes: number, call: <Now extends 0 | 1>(now: Now) => Result<Now, T>): Promise<T> =>
-    bytes <= LONE_CALL_LIMIT
-      ? gate.run(
-          () => call(1),
-          () => call(0),
-        )
-      : call(0);
+    gate.run(
+      bytes,
+      () => call(1),
+      () => call(0),
+    );
   const decodeOne = async (
     op: "bloscDecode" | "zstdDecode",
     data: Uint8Array,

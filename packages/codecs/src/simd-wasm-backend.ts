@@ -6,7 +6,7 @@ import type { Backend } from "./backend.js";
 import type { CodecSpec } from "./codec-spec.js";
 import { copyBoxesHere } from "./copy-boxes.js";
 import { corruptChunk } from "./frame-checks.js";
-import { LONE_CALL_LIMIT, LoneCallGate } from "./lone-call.js";
+import { LoneCallGate } from "./lone-call.js";
 import { numcodecsBackend } from "./numcodecs-backend.js";
 import { instantiateCodecs, type WasmCodecs, type WasmOp } from "./wasm-module.js";
 import { WasmWorkerPool, type WorkerFailure } from "./wasm-worker-pool.js";
@@ -61,7 +61,7 @@ export function simdWasmBackend(module: WebAssembly.Module, local: WasmCodecs): 
     const here = () => local.run(op, data, take ?? (copyOut as (r: Uint8Array) => T));
     if (data.length < LOCAL_LIMIT && out < LOCAL_LIMIT) return here();
     const pooled = () => (take ? pool.runInPlace(op, data, take) : (pool.run(op, data) as Promise<T>));
-    return decoding && out <= LONE_CALL_LIMIT ? gate.run(here, pooled) : pooled();
+    return decoding ? gate.run(out, here, pooled) : pooled();
   };
   /** Decodes one frame (and hands it to `take`, if given); unsupported Blosc codecs go to numcodecs. */
   const decodeWith = async <T = Uint8Array>(

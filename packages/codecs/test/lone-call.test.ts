@@ -11,8 +11,9 @@ function recordingGate() {
   const gate = new LoneCallGate();
   const ran: string[] = [];
   const release: (() => void)[] = [];
-  const call = (name: string, fail = false) =>
+  const call = (name: string, fail = false, bytes = 1 << 16) =>
     gate.run(
+      bytes,
       () => {
         ran.push(`${name}:here`);
         if (fail) throw new Error(`${name} failed here`);
@@ -37,6 +38,17 @@ test("lone calls: one call alone runs here; calls made in the same turn all go t
   assert.deepEqual(ran.slice(1), ["b:pool", "c:pool"]);
   for (const r of release.splice(0)) r();
   assert.deepEqual(await both, ["b", "c"]);
+});
+
+test("lone calls: a lone call decoding more than 1 MiB goes to the pool", async () => {
+  const { ran, release, call } = recordingGate();
+  const big = call("a", false, (1 << 20) + 1);
+  await Promise.resolve();
+  assert.deepEqual(ran, ["a:pool"]);
+  for (const r of release.splice(0)) r();
+  assert.equal(await big, "a");
+  assert.equal(await call("b", false, 1 << 20), "b");
+  assert.equal(ran.at(-1), "b:here");
 });
 
 test("lone calls: a call made while another is in the pool goes to the pool too; once it settles, here again", async () => {
@@ -71,9 +83,9 @@ test("lone calls: a pooled call that throws instead of returning a promise rejec
   const pooled = () => {
     throw new Error("threw before a promise");
   };
-  const calls = [gate.run(() => 1, pooled), gate.run(() => 2, pooled)];
+  const calls = [gate.run(0, () => 1, pooled), gate.run(0, () => 2, pooled)];
   for (const c of calls) await assert.rejects(c, /threw before a promise/);
-  assert.equal(await gate.run(() => 3, pooled), 3);
+  assert.equal(await gate.run(0, () => 3, pooled), 3);
 });
 
 test("lone calls [native]: decoding on the calling thread gives the pool's bytes and errors", async () => {
