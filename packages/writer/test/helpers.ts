@@ -106,6 +106,16 @@ export async function bytesOf(store: Store): Promise<Map<string, string>> {
   return new Map([...snap].map(([k, v]) => [k, Buffer.from(v).toString("hex")]));
 }
 
+/** An owner of two writers on lat [0, 2] and contributor 1 joined on lat [2, 4]: the tests' split store. */
+export async function ownerAndContributor(
+  store: Store,
+  schema: StreamSchema,
+): Promise<{ owner: ZarrStreamWriter; c: ZarrStreamWriter }> {
+  const owner = await ZarrStreamWriter.create(store, schema, { kind: "owner", nWriters: 2 }, { lat: [0, 2] });
+  const c = await ZarrStreamWriter.join(store, { kind: "contributor", id: 1 }, { lat: [2, 4] });
+  return { owner, c };
+}
+
 export function newStore(): MemoryStore {
   return new MemoryStore();
 }

@@ -13,7 +13,7 @@ import {
   runInteropJobs as runJobs,
 } from "@zarr-stream/test-support/python";
 import { ZarrStreamWriter } from "../src/index.js";
-import { gridSchema, recordArrays, staticArray } from "./helpers.js";
+import { gridSchema, ownerAndContributor, recordArrays, staticArray } from "./helpers.js";
 
 const { skip } = interopPython();
 
@@ -36,13 +36,7 @@ describe("stores written here open in zarr-python 3 and TensorStore", { skip }, 
         },
         true,
       );
-      const owner = await ZarrStreamWriter.create(
-        store,
-        schema,
-        { kind: "owner", nWriters: 2 },
-        { lat: [0, 2] },
-      );
-      const c = await ZarrStreamWriter.join(store, { kind: "contributor", id: 1 }, { lat: [2, 4] });
+      const { owner, c } = await ownerAndContributor(store, schema);
       for (let r = 0; r < 5; r++) {
         await owner.writeRecord(r * 10, recordArrays(schema, r, { lat: [0, 2] }));
         await c.writeRecord(

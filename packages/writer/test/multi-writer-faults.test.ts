@@ -7,8 +7,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { CommitToken, Region, StreamSchema } from "@zarr-stream/spec";
 import { MemoryStore } from "@zarr-stream/store";
-import { leaseKey } from "../src/fenced-objects.js";
-import { ZarrStreamWriter } from "../src/index.js";
+import { leaseKey, ZarrStreamWriter } from "../src/index.js";
 import { type FaultKind, FaultStore, InjectedFault } from "./fault-store.js";
 import { committedIndices, committedRecords, gridSchema, recordArrays, resumeOrCreate } from "./helpers.js";
 

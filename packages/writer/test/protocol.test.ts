@@ -10,7 +10,14 @@ import {
   ProtocolError,
 } from "@zarr-stream/spec";
 import { ZarrStreamWriter } from "../src/index.js";
-import { bytesOf, committedDump, gridSchema, newStore, recordArrays } from "./helpers.js";
+import {
+  bytesOf,
+  committedDump,
+  gridSchema,
+  newStore,
+  ownerAndContributor,
+  recordArrays,
+} from "./helpers.js";
 
 const T = [0, 3600, 7200, 10800, 14400];
 
@@ -248,13 +255,7 @@ describe("§5 roles and protocol", () => {
     for (const indexed of [false, true]) {
       const schema = gridSchema(indexed ? { time_mode: { indexed: { times: [10, 20] } } } : {}, true);
       const store = newStore();
-      const owner = await ZarrStreamWriter.create(
-        store,
-        schema,
-        { kind: "owner", nWriters: 2 },
-        { lat: [0, 2] },
-      );
-      const c = await ZarrStreamWriter.join(store, { kind: "contributor", id: 1 }, { lat: [2, 4] });
+      const { owner, c } = await ownerAndContributor(store, schema);
       // The contributor supplies only the partitioned variables, the owner every one.
       const write = (w: ZarrStreamWriter, r: number) => {
         const arrays =

@@ -4,7 +4,7 @@ import { MANIFEST_KEY, readOutputManifest } from "@zarr-stream/reader";
 import { type OutputManifestV2, ProtocolError } from "@zarr-stream/spec";
 import { LEASE_PREFIX, leaseKey } from "../src/fenced-objects.js";
 import { ZarrStreamWriter } from "../src/index.js";
-import { committedDump, gridSchema, newStore, recordArrays } from "./helpers.js";
+import { committedDump, gridSchema, newStore, ownerAndContributor, recordArrays } from "./helpers.js";
 import { observedStore } from "./observed-store.js";
 
 const t = (r: number) => 100 * (r + 1);
@@ -107,13 +107,7 @@ describe("§7 resume", () => {
 
     const store = newStore();
     const schema = gridSchema({}, true);
-    const owner = await ZarrStreamWriter.create(
-      store,
-      schema,
-      { kind: "owner", nWriters: 2 },
-      { lat: [0, 2] },
-    );
-    const c = await ZarrStreamWriter.join(store, { kind: "contributor", id: 1 }, { lat: [2, 4] });
+    const { owner, c } = await ownerAndContributor(store, schema);
     for (let r = 0; r < 5; r++) {
       await owner.writeRecord(t(r), recordArrays(schema, r, { lat: [0, 2] }));
       await c.writeRecord(

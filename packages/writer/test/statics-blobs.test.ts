@@ -9,7 +9,7 @@ import {
   SchemaError,
 } from "@zarr-stream/spec";
 import { ZarrStreamWriter } from "../src/index.js";
-import { gridSchema, newStore, recordArrays, staticArray } from "./helpers.js";
+import { gridSchema, newStore, ownerAndContributor, recordArrays, staticArray } from "./helpers.js";
 
 const withStatics = () =>
   gridSchema(
@@ -74,13 +74,7 @@ describe("§7 statics and blobs", () => {
   it("blobs: keys, paths, commit, rewrite of a committed blob, invalidate uncommits record blobs", async () => {
     const store = newStore();
     const schema = gridSchema({ time_mode: { indexed: { times: [0, 1, 2, 3] } } }, true);
-    const owner = await ZarrStreamWriter.create(
-      store,
-      schema,
-      { kind: "owner", nWriters: 2 },
-      { lat: [0, 2] },
-    );
-    const c = await ZarrStreamWriter.join(store, { kind: "contributor", id: 1 }, { lat: [2, 4] });
+    const { owner, c } = await ownerAndContributor(store, schema);
     for (const bad of ["a/b", ".", "..", "", "sp ace", "ü"]) {
       await assert.rejects(c.writeBlob("static", bad, new Uint8Array(1)), SchemaError, bad);
     }

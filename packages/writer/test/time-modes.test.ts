@@ -9,7 +9,14 @@ import {
   SchemaError,
 } from "@zarr-stream/spec";
 import { ZarrStreamWriter } from "../src/index.js";
-import { bytesOf, committedDump, gridSchema, newStore, recordArrays } from "./helpers.js";
+import {
+  bytesOf,
+  committedDump,
+  gridSchema,
+  newStore,
+  ownerAndContributor,
+  recordArrays,
+} from "./helpers.js";
 
 const TIMES = [0, 3600, 7200, 10800, 14400];
 const indexedSchema = (split = false) => gridSchema({ time_mode: { indexed: { times: TIMES } } }, split);
@@ -93,13 +100,7 @@ describe("§6 time modes", () => {
   it("§6.2 a contributor re-reads the manifest before refusing a rewrite", async () => {
     const store = newStore();
     const schema = indexedSchema(true);
-    const owner = await ZarrStreamWriter.create(
-      store,
-      schema,
-      { kind: "owner", nWriters: 2 },
-      { lat: [0, 2] },
-    );
-    const c = await ZarrStreamWriter.join(store, { kind: "contributor", id: 1 }, { lat: [2, 4] });
+    const { owner, c } = await ownerAndContributor(store, schema);
     await owner.writeRecordAt(0, 0, recordArrays(schema, 0, { lat: [0, 2] }));
     await c.writeRecordAt(
       0,
