@@ -42,7 +42,9 @@ export type CommitErrorReason =
   | "writers"
   | "region-dims"
   | "alignment"
-  | "concurrent-owner";
+  | "concurrent-owner"
+  /** A contributor token that the live handle of its writer did not seal (fencing.md, "Sealed tokens"). */
+  | "stale-token";
 
 /** Seed §5.3: the owner refused a commit; nothing was written. `writers` names the writer ids involved. */
 export class CommitError extends ZarrStreamError {

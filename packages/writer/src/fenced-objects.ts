@@ -1,14 +1,7 @@
-import { createHash, randomUUID } from "node:crypto";
+import { createHash } from "node:crypto";
 import { Fenced, StoreError } from "@zarr-stream/spec";
 import { canFence, type FencingStore, type Store } from "@zarr-stream/store";
-
-/** Where each writer's lease lives: beside the Zarr hierarchy, in a folder no Zarr reader opens. */
-export const LEASE_PREFIX = ".zarr-stream/leases/";
-export const LEASE_SCHEMA = "zarr-stream/writer-lease/v1";
-
-export function leaseKey(writer: number): string {
-  return `${LEASE_PREFIX}writer-${writer}.json`;
-}
+import { type LeaseDoc, leaseBytes, leaseKey, newLease, SEALS_KEPT } from "./writer-lease.js";
 
 /** How often a lease holder overwrites a key that another write keeps changing before it gives up. */
 const OVERWRITE_ATTEMPTS = 8;
@@ -39,7 +32,9 @@ export class FencedObjects {
   readonly #versions = new Map<string, string | null>();
   /** Digest of the bytes of a write whose outcome is unknown (it threw, or its acknowledgement was lost). */
   readonly #uncertain = new Map<string, string>();
-  #lease: { key: string; version: string } | undefined;
+  #lease: { key: string; version: string; doc: LeaseDoc } | undefined;
+  /** A seal whose write threw: it may have landed, and then the lease holds exactly these bytes. */
+  #unsettledSeal: { bytes: Uint8Array; doc: LeaseDoc } | undefined;
   #fenced: Fenced | undefined;
 
   /** Asked before a lease holder overwrites an object another write changed; false means Fenced. */
@@ -71,29 +66,68 @@ export class FencedObjects {
   async takeLease(writer: number, create: boolean): Promise<boolean> {
     const key = leaseKey(writer);
     const current = create ? undefined : await this.store.getVersioned(key);
-    const epoch = current === undefined ? 1 : leaseEpoch(current.bytes) + 1;
-    // The nonce makes every lease body unique, so finding our own bytes there means our write landed.
-    const body = new TextEncoder().encode(
-      `${JSON.stringify({ schema: LEASE_SCHEMA, writer, epoch, acquired_at: new Date().toISOString(), nonce: randomUUID() })}\n`,
-    );
-    let version = await this.store.putIfVersion(key, body, current?.version ?? null);
-    if (version === undefined) {
-      const now = await this.store.getVersioned(key);
-      if (now !== undefined && sameBytes(now.bytes, body)) version = now.version;
-    }
+    const doc = newLease(writer, current?.bytes);
+    const version = await this.#putLease(key, leaseBytes(doc), current?.version ?? null);
     if (version === undefined) {
       if (create) return false;
       throw this.fence(key, `writer ${writer}'s lease was taken by another handle at the same moment`);
     }
-    this.#lease = { key, version };
+    this.#lease = { key, version, doc };
     this.#versions.set(key, version);
     return true;
   }
 
+  /**
+   * Seals a token this handle flushed into its lease (fencing.md, "Sealed tokens"): a compare-and-swap on
+   * the lease version it holds, so a handle whose lease was taken is Fenced here, before its token
+   * leaves, and the owner commits only tokens that the live handle of their writer sealed.
+   */
+  async sealToken(tokenDigest: string): Promise<void> {
+    if (this.#unsettledSeal !== undefined) await this.assertLease();
+    this.assertUnfenced();
+    const lease = this.#lease;
+    if (lease === undefined) return;
+    if (lease.doc.sealed.includes(tokenDigest)) return;
+    const doc = { ...lease.doc, sealed: [...lease.doc.sealed, tokenDigest].slice(-SEALS_KEPT) };
+    const bytes = leaseBytes(doc);
+    let version: string | undefined;
+    try {
+      version = await this.#putLease(lease.key, bytes, lease.version);
+    } catch (err) {
+      // Outcome unknown: the next lease check adopts these bytes if they are what the lease holds.
+      this.#unsettledSeal = { bytes, doc };
+      throw err;
+    }
+    if (version === undefined) throw this.fence(lease.key, "another handle has taken this writer's lease");
+    this.#holdLease(version, doc);
+  }
+
+  #holdLease(version: string, doc: LeaseDoc): void {
+    const key = this.#lease!.key;
+    this.#lease = { key, version, doc };
+    this.#versions.set(key, version);
+    this.#unsettledSeal = undefined;
+  }
+
+  /** A conditional lease write; a refusal whose bytes are ours is our own write with its answer lost. */
+  async #putLease(key: string, body: Uint8Array, expected: string | null): Promise<string | undefined> {
+    const version = await this.store.putIfVersion(key, body, expected);
+    if (version !== undefined) return version;
+    const now = await this.store.getVersioned(key);
+    return now !== undefined && sameBytes(now.bytes, body) ? now.version : undefined;
+  }
+
   /** True while no other handle has taken this handle's lease since it took it. */
   async holdsLease(): Promise<boolean> {
-    if (this.#lease === undefined) return false;
-    return (await this.store.version(this.#lease.key)) === this.#lease.version;
+    const lease = this.#lease;
+    if (lease === undefined) return false;
+    if (this.#unsettledSeal === undefined) return (await this.store.version(lease.key)) === lease.version;
+    const now = await this.store.getVersioned(lease.key);
+    if (now === undefined) return false;
+    if (now.version === lease.version) return true;
+    if (!sameBytes(now.bytes, this.#unsettledSeal.bytes)) return false;
+    this.#holdLease(now.version, this.#unsettledSeal.doc);
+    return true;
   }
 
   /** Refuses (Fenced) once another handle has taken this handle's lease. */
@@ -163,22 +197,4 @@ export class FencedObjects {
       throw this.fence(key, `${key} was changed by another handle since this one last wrote or read it`);
     }
   }
-}
-
-/**
- * The epoch a lease records. Only the lease's version fences; the epoch is a label for people, so a lease
- * that does not parse (a torn or foreign file) counts as epoch 0 and is taken over rather than bricking
- * the store.
- */
-function leaseEpoch(bytes: Uint8Array): number {
-  let doc: unknown;
-  try {
-    doc = JSON.parse(new TextDecoder().decode(bytes));
-  } catch {
-    return 0;
-  }
-  const { schema, epoch } = (doc ?? {}) as { schema?: unknown; epoch?: unknown };
-  return schema === LEASE_SCHEMA && Number.isSafeInteger(epoch) && (epoch as number) >= 0
-    ? (epoch as number)
-    : 0;
 }

@@ -1,5 +1,4 @@
 export type { WriterControlPlaneOptions } from "./control-plane-link.js";
-export { LEASE_PREFIX, leaseKey } from "./fenced-objects.js";
 export { type RunRank, runRank } from "./launcher-env.js";
 export {
   type CollectOptions,
@@ -11,3 +10,4 @@ export {
 } from "./mailbox.js";
 export { type RunEvent, type RunOptions, StreamRun } from "./run.js";
 export { type WriterOptions, ZarrStreamWriter } from "./writer.js";
+export { LEASE_PREFIX, leaseKey } from "./writer-lease.js";

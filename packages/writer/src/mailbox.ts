@@ -5,7 +5,8 @@ import {
   validateCommitToken,
   ZarrStreamError,
 } from "@zarr-stream/spec";
-import type { Store } from "@zarr-stream/store";
+import { canFence, type Store } from "@zarr-stream/store";
+import { type SealProblem, sealProblem } from "./writer-lease.js";
 
 /**
  * Token exchange through the store itself, for writers in separate processes or machines that share
@@ -17,9 +18,10 @@ import type { Store } from "@zarr-stream/store";
  * Round rule: each writer, the owner too, posts the token of its k-th flush since it opened the store to
  * round `c0 + k`, where c0 is the commit_seq of the manifest it read at create/join/resume
  * (`writer.lastManifest.commit_seq`); the round is the commit_seq the commit of those tokens produces.
- * The owner waits for all of a round (`collectTokens`), commits, then `clearRound`s it. A writer that
- * restarts and finds its own token already posted for round `commit_seq + 1` waits until that round is
- * committed, then resumes again, because its records are in that token.
+ * The owner waits for all of a round (`collectTokens`), commits, then `clearRound`s it. Only a token that
+ * the live handle of its writer sealed counts (fencing.md, "Sealed tokens"): a token posted by a handle
+ * that another process of the same writer id has since taken over is stale, the owner waits past it, and
+ * the live handle's post replaces it.
  */
 const ROOT = "_tokens";
 
@@ -57,18 +59,28 @@ export function mailboxKey(round: number, writer: number): string {
 /**
  * Posts a writer's token for a round, create-only: a second post of another token for the same round and
  * writer is a ProtocolError. The same token found there is an earlier post whose acknowledgement was lost.
+ * A token there that its writer's live handle did not seal (a handle since taken over posted it) is
+ * replaced, compare-and-swap, by this one when this one is sealed.
  */
 export async function postToken(store: Store, round: number, token: CommitToken): Promise<void> {
   const valid = validateCommitToken(structuredClone(token));
   const key = mailboxKey(round, valid.writer);
   const bytes = new TextEncoder().encode(JSON.stringify(valid));
-  if (!(await store.putIfAbsent(key, bytes))) {
-    const there = await store.get(key);
-    if (there !== undefined && Buffer.from(there.buffer, there.byteOffset, there.length).equals(bytes))
-      return;
-    throw new ProtocolError(
-      `writer ${valid.writer} already posted a token for round ${round} (${key}): a round takes one token per writer`,
-    );
+  for (let attempt = 0; !(await store.putIfAbsent(key, bytes)); attempt++) {
+    const there = canFence(store) ? await store.getVersioned(key) : undefined;
+    const thereBytes = there?.bytes ?? (await store.get(key));
+    if (thereBytes === undefined) continue;
+    if (Buffer.from(thereBytes.buffer, thereBytes.byteOffset, thereBytes.length).equals(bytes)) return;
+    const stale =
+      there !== undefined &&
+      attempt < 3 &&
+      (await sealProblem(store, valid)) === undefined &&
+      (await sealProblem(store, parseToken(thereBytes, key, valid.writer))) !== undefined;
+    if (!stale)
+      throw new ProtocolError(
+        `writer ${valid.writer} already posted a token for round ${round} (${key}): a round takes one token per writer`,
+      );
+    if ((await store.putIfVersion!(key, bytes, there.version)) !== undefined) return;
   }
 }
 
@@ -106,6 +118,8 @@ export async function collectTokens(
   }
   const deadline = Date.now() + timeoutMs;
   const tokens = new Map<number, CommitToken>();
+  /** Posted tokens that no live handle sealed, by writer: looked at again until the live handle's post. */
+  const stale = new Map<number, SealProblem>();
   const dir = `${ROOT}/${round}/`;
   for (;;) {
     opts.signal?.throwIfAborted();
@@ -117,14 +131,22 @@ export async function collectTokens(
           `${key}: writer ${writer} is not one of this run's writers 0..${nWriters - 1}`,
         );
       }
-      tokens.set(writer, await readToken(store, key, writer));
+      const token = await readToken(store, key, writer);
+      const problem = writer === 0 ? undefined : await sealProblem(store, token);
+      if (problem === undefined) {
+        tokens.set(writer, token);
+        stale.delete(writer);
+      } else stale.set(writer, problem);
     }
     if (tokens.size === nWriters) return [...tokens.keys()].sort((a, b) => a - b).map((w) => tokens.get(w)!);
     const left = deadline - Date.now();
     if (left <= 0) {
       const missing = Array.from({ length: nWriters }, (_, w) => w).filter((w) => !tokens.has(w));
+      const staleNotes = [...stale.values()].map(
+        (p) => `; the token posted for writer ${p.writer} is stale: ${p.why}`,
+      );
       throw new MailboxTimeout(
-        `round ${round}: no token from writer${missing.length > 1 ? "s" : ""} ${missing.join(", ")} after ${timeoutMs} ms`,
+        `round ${round}: no token from writer${missing.length > 1 ? "s" : ""} ${missing.join(", ")} after ${timeoutMs} ms${staleNotes.join("")}`,
         round,
         missing,
       );
@@ -159,6 +181,10 @@ function writerOfKey(key: string, dir: string): number | undefined {
 async function readToken(store: Store, key: string, writer: number): Promise<CommitToken> {
   const bytes = await store.get(key);
   if (bytes === undefined) throw new ProtocolError(`${key} was listed, then vanished before it was read`);
+  return parseToken(bytes, key, writer);
+}
+
+function parseToken(bytes: Uint8Array, key: string, writer: number): CommitToken {
   let doc: unknown;
   try {
     doc = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));

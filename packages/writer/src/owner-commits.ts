@@ -29,6 +29,7 @@ import { buildManifestV1, buildManifestV2, type CommittedState, utcSeconds } fro
 import type { PendingWrites } from "./pending-writes.js";
 import { GROUP_KEY, groupDocument, writeArrays, writeTimeShapes, zarrJsonKey } from "./store-layout.js";
 import type { TimeMode, Truncation } from "./time-mode.js";
+import { assertTokensSealed } from "./writer-lease.js";
 
 /** What the owner's commit path works on. */
 export interface OwnerContext {
@@ -197,6 +198,7 @@ export class OwnerCommits {
     });
     const next = applyCommit(state, verified, schema.shard_shape[schema.time_dim]!);
     checkBlobRecords(next, verified.blobs);
+    await assertTokensSealed(this.o.objects.store, tokens, 0);
     await this.assertClaimsHeld();
     if (next.nCommitted !== state.nCommitted) {
       await this.o.commits.assertUnchanged();

@@ -12,9 +12,11 @@ import {
   type StreamSchema,
 } from "@zarr-stream/spec";
 import type { ContributorView } from "./committed-view.js";
+import type { FencedObjects } from "./fenced-objects.js";
 import type { OwnerCommits } from "./owner-commits.js";
 import type { PendingWrites } from "./pending-writes.js";
 import type { TimeMode } from "./time-mode.js";
+import { tokenDigest } from "./writer-lease.js";
 
 /** The writer's own calls a role's close goes through. */
 export interface CloseCalls {
@@ -139,11 +141,14 @@ export class ContributorRole implements WriterRole {
     private readonly view: ContributorView,
     private readonly pending: PendingWrites,
     private readonly time: TimeMode,
+    private readonly objects: FencedObjects,
   ) {}
 
   async settle(): Promise<void> {}
 
+  /** The token is sealed into this writer's lease first: the owner commits only sealed tokens. */
   async handOff(token: CommitToken): Promise<void> {
+    await this.objects.sealToken(tokenDigest(token));
     this.view.noteTokened(token);
     this.time.handedOff();
   }

@@ -8,10 +8,10 @@ import {
   ZarrStreamError,
 } from "@zarr-stream/spec";
 import type { Store } from "@zarr-stream/store";
-import { leaseKey } from "./fenced-objects.js";
 import type { RunRank } from "./launcher-env.js";
 import type { RunEvent, RunSettings } from "./run-options.js";
 import { type WriterOptions, ZarrStreamWriter } from "./writer.js";
+import { leaseKey } from "./writer-lease.js";
 
 export function commitSeqOf(m: OutputManifest | undefined): number {
   return (m as { commit_seq?: number } | undefined)?.commit_seq ?? 0;
@@ -97,17 +97,6 @@ export class RunOpener {
   /** The store's commit_seq now (0 before the first commit). */
   async committedSeq(): Promise<number> {
     return commitSeqOf(await readOutputManifestIfPresent(this.store));
-  }
-
-  async waitForCommitAfter(seq: number): Promise<void> {
-    await this.waitUntil(
-      async () => {
-        const m = await readOutputManifestIfPresent(this.store);
-        return commitSeqOf(m) > seq ? m : undefined;
-      },
-      (waitedMs) => ({ kind: "waiting-for-commit", round: seq + 1, waitedMs }),
-      `round ${seq + 1}, which holds this writer's posted token, was not committed: check that writer 0 runs`,
-    );
   }
 
   private async waitUntil<T>(

@@ -1,3 +1,4 @@
+import { CommitError } from "@zarr-stream/spec";
 import type { Store } from "@zarr-stream/store";
 import { clearRound, collectTokens, MailboxTimeout } from "./mailbox.js";
 import { commitSeqOf } from "./run-open.js";
@@ -32,6 +33,9 @@ export async function commitRound(
       o.onEvent?.({ kind: "committed", round, nCommitted: receipt.n_committed });
       return;
     } catch (err) {
+      // A token whose writer was taken over between its collection and the commit is stale: the commit
+      // wrote nothing, and the round waits for the live handle's token, which replaces it.
+      if (err instanceof CommitError && err.reason === "stale-token") continue;
       if (!(err instanceof MailboxTimeout)) throw err;
       const waitedMs = Date.now() - started;
       if (waitedMs >= o.timeoutMs) {

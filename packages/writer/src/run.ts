@@ -53,19 +53,20 @@ export class StreamRun {
     const store = typeof options.store === "string" ? openStore(options.store) : options.store;
     const opener = new RunOpener(store, rank, o);
     let { writer, mode } = await opener.open();
-    // Resume rule: a token this writer posted for the open round holds records the new handle does not
-    // have; once that round is committed they are part of the committed state to resume from. Writers
-    // post ahead of the commits, so a restarted writer may find its tokens in several rounds.
+    // Resume rule. The owner: a token it posted for the open round holds records the new handle does not
+    // have; once that round is committed they are part of the committed state to resume from. Owners post
+    // ahead of their commits, so a restarted owner may find its tokens in several rounds. A contributor's
+    // posted token is stale once this handle has taken its lease (fencing.md, "Sealed tokens"): the owner
+    // waits past it, and this handle's post of the round replaces it, so it resumes from the committed
+    // state, unless the owner committed a round between this handle's open and now.
     while (mode === "resume") {
       const seq = commitSeqOf(writer.lastManifest);
-      if ((await store.size(mailboxKey(seq + 1, rank.id))) !== undefined) {
-        if (writer.isOwner) await commitRound(store, writer, seq + 1, rank.count, o);
-        else await opener.waitForCommitAfter(seq);
-      } else if (writer.isOwner || (await opener.committedSeq()) === seq) {
+      if (writer.isOwner) {
+        if ((await store.size(mailboxKey(seq + 1, rank.id))) === undefined) break;
+        await commitRound(store, writer, seq + 1, rank.count, o);
+      } else if ((await opener.committedSeq()) === seq) {
         break;
       }
-      // (Else the owner committed that round, and cleared its tokens, between this contributor's open and
-      // its look at the mailbox.) Either way the round is committed now: resume from it.
       writer = await opener.openAs("resume");
     }
     if (writer.isOwner) await clearCommittedRounds(store, commitSeqOf(writer.lastManifest));

@@ -31,6 +31,8 @@ export interface ShardObjects {
   put(key: string, bytes: Uint8Array): Promise<void>;
   /** The handle writes these keys no more (their time shard is full and written). */
   forget(keys: Iterable<string>): void;
+  /** Refuses (Fenced) once another handle of this writer has taken its lease. */
+  assertLease(): Promise<void>;
 }
 
 /**
@@ -306,6 +308,8 @@ export class TimeShardBuffers {
       }
     }
     const keys: string[] = [];
+    // One lease check per batch: a handle another process of this writer has taken over writes nothing.
+    if (dirty.length > 0) await this.objects.assertLease();
     await runLimited(
       dirty.map(({ b, tsi }) => async () => {
         const key = shardKey(b.plan.name, b.idx);

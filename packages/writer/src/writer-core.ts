@@ -119,7 +119,13 @@ export class WriterCore {
     };
     this.time = times ? new IndexedMode(ctx, times) : new AppendMode(ctx);
     if (contributorView) {
-      this.duties = new ContributorRole(this.writerId, contributorView, this.pending, this.time);
+      this.duties = new ContributorRole(
+        this.writerId,
+        contributorView,
+        this.pending,
+        this.time,
+        this.objects,
+      );
       return;
     }
     const single = role.kind === "single";

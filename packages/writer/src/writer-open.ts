@@ -18,7 +18,7 @@ import {
 import type { Store } from "@zarr-stream/store";
 import { committedIndices } from "./committed-state.js";
 import { ControlPlaneLink } from "./control-plane-link.js";
-import { FencedObjects, leaseKey } from "./fenced-objects.js";
+import { FencedObjects } from "./fenced-objects.js";
 import { type CommittedState, stateFromManifest, utcSeconds } from "./manifest-doc.js";
 import { RecordEntries } from "./record-entries.js";
 import { checkRole } from "./roles.js";
@@ -26,6 +26,7 @@ import { schemaFromManifestV1 } from "./schema-v1.js";
 import { GROUP_KEY } from "./store-layout.js";
 import { indexedTimes } from "./time-mode.js";
 import { WriterCore, type WriterOptions } from "./writer-core.js";
+import { leaseKey } from "./writer-lease.js";
 
 function storeExists(store: Store): StoreExists {
   return new StoreExists(`${store.url} already holds a store: open it with join or resume`, GROUP_KEY);

@@ -141,6 +141,7 @@ export class ZarrStreamWriter {
       );
     checkSuppliedArray(plan, array);
     await s.view.assertStaticWritable(name);
+    await s.objects.assertLease();
     for (const idx of plan.ownedShards) {
       const key = shardKey(plan.name, idx);
       await s.objects.put(key, await encodeStaticShard(plan, array, idx));
@@ -167,6 +168,7 @@ export class ZarrStreamWriter {
     if (!(bytes instanceof Uint8Array)) throw new SchemaError("blob bytes must be a Uint8Array", "/bytes");
     if (scope !== "static") s.time.assertRecordWritten(scope.record);
     const objectKey = blobObjectKey(scope, this.writerId, key);
+    await s.objects.assertLease();
     await s.objects.put(objectKey, bytes);
     const entry: TokenBlob =
       scope === "static" ? { scope: "static", key } : { scope: "record", record: scope.record, key };

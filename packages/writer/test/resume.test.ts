@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { MANIFEST_KEY, readOutputManifest } from "@zarr-stream/reader";
 import { type OutputManifestV2, ProtocolError } from "@zarr-stream/spec";
-import { LEASE_PREFIX, leaseKey } from "../src/fenced-objects.js";
 import { ZarrStreamWriter } from "../src/index.js";
+import { LEASE_PREFIX, leaseKey } from "../src/writer-lease.js";
 import { committedDump, gridSchema, newStore, ownerAndContributor, recordArrays } from "./helpers.js";
 import { observedStore } from "./observed-store.js";
 

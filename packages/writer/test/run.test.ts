@@ -4,6 +4,7 @@ import { Fenced, ProtocolError, SchemaError, StoreError } from "@zarr-stream/spe
 import { S3Store, type Store } from "@zarr-stream/store";
 import { MailboxTimeout, type RunEvent, runRank, StreamRun, ZarrStreamWriter } from "../src/index.js";
 import { mailboxKey } from "../src/mailbox.js";
+import { leaseKey } from "../src/writer-lease.js";
 import { FaultStore, InjectedFault } from "./fault-store.js";
 import { bytesOf, committedDump, gridSchema, newStore, recordArrays } from "./helpers.js";
 
@@ -128,35 +129,34 @@ describe("StreamRun: the token exchange behind open/write/commit/close", { timeo
     assert.equal(await values(store), await singleWriterValues());
   });
 
-  it("run: a contributor restarted after posting tokens for two rounds waits for both commits, then resumes after them", async () => {
+  it("run: a contributor restarted after posting tokens for two rounds resumes at the committed state; its posts replace the stale ones", async () => {
     const store = newStore();
     const owner = await openRun(store, 0, { commitEvery: 0 });
     const first = await openRun(store, 1);
     // Rounds 1 and 2 posted (records 0-9) ahead of any commit; records 10 and 11 die with the process.
     await writeRecords(first, 12);
     const events: RunEvent[] = [];
-    const waitedFor = (round: number) =>
-      events.some((e) => e.kind === "waiting-for-commit" && e.round === round);
-    const restarted = openRun(store, 1, { reportEveryMs: 10, onEvent: (e) => events.push(e) });
-    const ownerDone = (async () => {
-      for (const [from, to] of [
-        [0, 5],
-        [5, 10],
-        [10, 12],
-      ] as const) {
-        // Each commit only once the restarted writer waits for it, so both waits are seen.
-        while (to <= 10 && !waitedFor(from / 5 + 1)) await new Promise((r) => setTimeout(r, 5));
-        await writeRecords(owner, to, from);
-        await owner.commit();
-      }
-      await owner.close();
-    })();
-    const again = await restarted;
-    assert.ok(waitedFor(1) && waitedFor(2), JSON.stringify(events));
-    assert.deepEqual(events.at(-1), { kind: "opened", id: 1, count: 2, mode: "resume", nextRecord: 10 });
-    await writeRecords(again);
-    await again.close();
-    await ownerDone;
+    const again = await openRun(store, 1, { onEvent: (e) => events.push(e) });
+    assert.deepEqual(events.at(-1), { kind: "opened", id: 1, count: 2, mode: "resume", nextRecord: 0 });
+    await assert.rejects(writeRecords(first, 15), Fenced, "the first process's next round is Fenced");
+    await Promise.all([
+      (async () => {
+        for (const [from, to] of [
+          [0, 5],
+          [5, 10],
+          [10, 12],
+        ] as const) {
+          await writeRecords(owner, to, from);
+          await owner.commit();
+        }
+        await owner.close();
+      })(),
+      (async () => {
+        await writeRecords(again, 12);
+        await again.close();
+      })(),
+    ]);
+    assert.deepEqual(await store.list("_tokens/"), []);
     assert.equal(await values(store), await singleWriterValues());
   });
 
@@ -183,38 +183,40 @@ describe("StreamRun: the token exchange behind open/write/commit/close", { timeo
     assert.equal(await values(store), await singleWriterValues());
   });
 
-  it("run: a contributor restarted while the owner commits its posted round (and clears the tokens) resumes after that round", async () => {
+  it("run: a contributor taken over between the owner's collection of its token and the commit: the commit is refused as stale and the round waits for the live handle", async () => {
     const store = newStore();
-    const owner = await openRun(store, 0);
-    const first = await openRun(store, 1);
-    await Promise.all([writeRecords(owner, 5), writeRecords(first, 10)]); // round 1 committed; round 2 posted by 1
-    // The restarted contributor opens at commit_seq 1; just before it looks for its round-2 token, the owner
-    // commits round 2 and clears the round's tokens.
-    let ownerRound2: Promise<void> | undefined;
+    let again: Promise<StreamRun> | undefined;
+    let leaseReads = 0;
+    // The owner reads writer 1's lease when it collects round 1 and again in its commit's check: the
+    // restarted contributor takes the lease over in between.
     const racing = new Proxy(store, {
       get(target, prop) {
         const value = Reflect.get(target, prop);
-        if (prop !== "size" || typeof value !== "function")
+        if (prop !== "get" || typeof value !== "function")
           return typeof value === "function" ? value.bind(target) : value;
         return async (key: string) => {
-          if (key === mailboxKey(2, 1) && ownerRound2 === undefined) {
-            ownerRound2 = writeRecords(owner, 10);
-            await ownerRound2;
+          if (key === leaseKey(1) && ++leaseReads === 2) {
+            again = openRun(store, 1);
+            await again;
           }
           return value.call(target, key);
         };
       },
     });
-    const events: RunEvent[] = [];
-    const again = await openRun(racing, 1, { onEvent: (e) => events.push(e) });
-    assert.ok(ownerRound2 !== undefined, "the owner's commit ran between the open and the mailbox look");
-    assert.deepEqual(events.at(-1), { kind: "opened", id: 1, count: 2, mode: "resume", nextRecord: 10 });
-    await Promise.all(
-      [owner, again].map(async (run) => {
-        await writeRecords(run);
-        await run.close();
-      }),
-    );
+    const owner = await openRun(racing, 0);
+    const first = await openRun(store, 1);
+    await writeRecords(first, 5); // round 1 posted by the first process
+    const ownerDone = (async () => {
+      await writeRecords(owner, 12);
+      await owner.close();
+    })();
+    while (again === undefined) await new Promise((r) => setTimeout(r, 5));
+    const live = await again;
+    assert.equal(live.nextRecord, 0, "nothing was committed: the live handle starts at record 0");
+    await writeRecords(live);
+    await live.close();
+    await ownerDone;
+    assert.ok(leaseReads > 2, "after the refused commit the owner collected round 1 again");
     assert.equal(await values(store), await singleWriterValues());
   });
 

@@ -1,0 +1,158 @@
+// A job started twice (fencing.md, "Sealed tokens"): two handles of one contributor id, the newer one
+// opened behind the older, on MemoryStore, FsStore and S3 (moto). Every store is reached through separate
+// store objects, as separate processes would.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { readOutputManifest, readRecord } from "@zarr-stream/reader";
+import { CommitError, Fenced, type StreamSchema } from "@zarr-stream/spec";
+import { MemoryStore, type Store } from "@zarr-stream/store";
+import { collectTokens, postToken, StreamRun, ZarrStreamWriter } from "../src/index.js";
+import { gridSchema, recordArrays } from "./helpers.js";
+import { bits, type Location, storeLocations } from "./store-locations.js";
+
+const { s3Skip, backends } = storeLocations("dup");
+const locations: [string, () => Location, string | undefined][] = [
+  [
+    "MemoryStore",
+    () => {
+      const store = new MemoryStore();
+      return () => store;
+    },
+    undefined,
+  ],
+  ...backends.map(([name, make]) => [name, make, name === "S3Store" ? s3Skip : undefined] as const),
+] as [string, () => Location, string | undefined][];
+
+/** A time shard of 4 records, so records 0–4 fill time shard 0 and open time shard 1. */
+const SCHEMA: StreamSchema = gridSchema({ shard_shape: { time: 4, lat: 2, lon: 6 } });
+const REGIONS = [{ lat: [0, 2] as [number, number] }, { lat: [2, 4] as [number, number] }];
+const t = (r: number) => 60 * (r + 1);
+
+/** Record r as writer `id` writes it; `variant` 1 is other data for the same record (another job's). */
+function arrays(id: number, r: number, variant = 0) {
+  return recordArrays(SCHEMA, r + 1000 * variant, REGIONS[id]!, (_, partitioned) => partitioned || id === 0);
+}
+
+/** Committed record `i` holds writer 1's `variant` of record i in its region and the owner's in the rest. */
+async function assertCommitted(store: Store, i: number, variant: number): Promise<void> {
+  const got = await readRecord(store, "temperature", i);
+  const all = got.data as Float64Array;
+  const own = arrays(0, i).temperature!;
+  const mine = arrays(1, i, variant).temperature!;
+  assert.equal(bits(all.subarray(0, own.length)), bits(own), `record ${i}, writer 0's region`);
+  assert.equal(
+    bits(all.subarray(own.length)),
+    bits(mine),
+    `record ${i}, writer 1's region (variant ${variant})`,
+  );
+}
+
+async function rejectsFenced(p: Promise<unknown>, what: string): Promise<void> {
+  await assert.rejects(p, (err) => err instanceof Fenced, `${what} must be Fenced`);
+}
+
+for (const [name, makeLocation, skip] of locations) {
+  describe(`a contributor started twice, ${name}`, { skip }, () => {
+    it("the issue's run: the older handle is Fenced at its first commit, committed records are the newer's", async () => {
+      const at = makeLocation();
+      const open = (id: number) =>
+        StreamRun.open({
+          store: at(),
+          id,
+          count: 2,
+          region: REGIONS[id],
+          schema: SCHEMA,
+          pollMs: 5,
+          env: {},
+        });
+      const owner = await open(0);
+      const older = await open(1);
+      const newer = await open(1);
+      for (const r of [0, 1]) await older.write(t(r), arrays(1, r, 1));
+      await rejectsFenced(older.commit(), "the older handle's commit");
+      await rejectsFenced(
+        older.write(t(2), arrays(1, 2, 1)).then(() => older.commit()),
+        "its next call",
+      );
+      for (const round of [
+        [0, 1],
+        [2, 3, 4],
+      ]) {
+        for (const r of round) {
+          await newer.write(t(r), arrays(1, r));
+          await owner.write(t(r), arrays(0, r));
+        }
+        await Promise.all([newer.commit(), owner.commit()]);
+      }
+      await newer.close();
+      await owner.close();
+      const store = at();
+      assert.equal((await readOutputManifest(store)).n_records, 5);
+      for (let i = 0; i < 5; i++) await assertCommitted(store, i, 0);
+    });
+
+    it("a token the older handle flushed before the takeover is refused; the newer's commits its data", async () => {
+      const at = makeLocation();
+      const owner = await ZarrStreamWriter.create(at(), SCHEMA, { kind: "owner", nWriters: 2 }, REGIONS[0]);
+      const older = await ZarrStreamWriter.join(at(), { kind: "contributor", id: 1 }, REGIONS[1]);
+      for (let r = 0; r < 5; r++) await older.writeRecord(t(r), arrays(1, r, 1));
+      const stale = await older.flush();
+      const newer = await ZarrStreamWriter.resume(at(), { kind: "contributor", id: 1 }, REGIONS[1]);
+      for (const r of [0, 1]) await newer.writeRecord(t(r), arrays(1, r));
+      const live = await newer.flush();
+      for (let r = 0; r < 5; r++) await owner.writeRecord(t(r), arrays(0, r));
+      const own = await owner.flush();
+      const before = await readOutputManifest(at());
+      await assert.rejects(
+        owner.commit([own, stale]),
+        (err) => err instanceof CommitError && err.reason === "stale-token" && err.writers.includes(1),
+      );
+      assert.deepEqual(await readOutputManifest(at()), before, "a refused commit changes nothing");
+      // The owner's own token carries five records, the live token two: the commit that follows is the
+      // owner's two records against the newer handle's.
+      const owner2 = await ZarrStreamWriter.resume(at(), { kind: "owner", nWriters: 2 }, REGIONS[0]);
+      for (const r of [0, 1]) await owner2.writeRecord(t(r), arrays(0, r));
+      await owner2.commit([await owner2.flush(), live]);
+      for (const i of [0, 1]) await assertCommitted(at(), i, 0);
+      await rejectsFenced(older.flush(), "the older handle's next flush");
+    });
+
+    it("identical data: the older handle's token commits the same bytes, and the older handle is Fenced next", async () => {
+      const at = makeLocation();
+      const owner = await ZarrStreamWriter.create(at(), SCHEMA, { kind: "owner", nWriters: 2 }, REGIONS[0]);
+      const older = await ZarrStreamWriter.join(at(), { kind: "contributor", id: 1 }, REGIONS[1]);
+      const newer = await ZarrStreamWriter.resume(at(), { kind: "contributor", id: 1 }, REGIONS[1]);
+      for (const r of [0, 1]) {
+        await older.writeRecord(t(r), arrays(1, r));
+        await newer.writeRecord(t(r), arrays(1, r));
+        await owner.writeRecord(t(r), arrays(0, r));
+      }
+      await rejectsFenced(older.flush(), "the older handle's flush, though its bytes equal the newer's");
+      const live = await newer.flush();
+      await owner.commit([await owner.flush(), live]);
+      for (const i of [0, 1]) await assertCommitted(at(), i, 0);
+    });
+
+    it("the mailbox keeps the live handle's token: a stale post is replaced, and the owner waits past it", async () => {
+      const at = makeLocation();
+      await ZarrStreamWriter.create(at(), SCHEMA, { kind: "owner", nWriters: 2 }, REGIONS[0]);
+      const older = await ZarrStreamWriter.join(at(), { kind: "contributor", id: 1 }, REGIONS[1]);
+      await older.writeRecord(t(0), arrays(1, 0, 1));
+      const stale = await older.flush();
+      await postToken(at(), 1, stale);
+      const newer = await ZarrStreamWriter.resume(at(), { kind: "contributor", id: 1 }, REGIONS[1]);
+      await assert.rejects(
+        collectTokens(at(), 1, 2, { timeoutMs: 50, pollMs: 10 }),
+        (err: Error) => /writer 1/.test(err.message) && /stale/.test(err.message),
+      );
+      await newer.writeRecord(t(0), arrays(1, 0));
+      await newer.writeRecord(t(1), arrays(1, 1));
+      const live = await newer.flush();
+      await postToken(at(), 1, live);
+      const own = { ...live, writer: 0, region: REGIONS[0]! };
+      await postToken(at(), 1, own);
+      const got = await collectTokens(at(), 1, 2, { timeoutMs: 0 });
+      assert.deepEqual(got[1], live);
+    });
+  });
+}
