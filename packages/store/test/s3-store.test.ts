@@ -12,6 +12,7 @@ import {
   startS3Server,
   startSilentServer,
   TEST_CREDENTIALS,
+  timedFailure,
 } from "@zarr-stream/test-support/s3-server";
 import { openStore } from "../src/open-store.js";
 import { S3Store } from "../src/s3-store.js";
@@ -211,17 +212,6 @@ describe("S3Store retries", () => {
 });
 
 describe("S3Store deadlines: an endpoint that accepts TCP and never answers", () => {
-  /** The error a call on a silent endpoint gives, and how long it took. */
-  async function timed(call: () => Promise<unknown>): Promise<{ err: unknown; ms: number }> {
-    const started = performance.now();
-    try {
-      await call();
-    } catch (err) {
-      return { err, ms: performance.now() - started };
-    }
-    assert.fail("the call on a silent endpoint succeeded");
-  }
-
   it("S3Store.get/put: StoreTimeout naming the endpoint, the key and what to check, within deadlineMs", async () => {
     const silent = await startSilentServer();
     const store = new S3Store({
@@ -236,7 +226,7 @@ describe("S3Store deadlines: an endpoint that accepts TCP and never answers", ()
         ["read", () => store.get("zarr.json")],
         ["put", () => store.put("c/0", bytes(1, 2))],
       ] as const) {
-        const { err, ms } = await timed(call);
+        const { err, ms } = await timedFailure(call);
         assert.ok(err instanceof StoreTimeout, String(err));
         assert.equal(err.endpoint, silent.endpoint);
         assert.equal(err.timeoutMs, 1500);
@@ -262,7 +252,7 @@ describe("S3Store deadlines: an endpoint that accepts TCP and never answers", ()
       deadlineMs: 20_000,
     });
     try {
-      const { err, ms } = await timed(() => store.list("c/"));
+      const { err, ms } = await timedFailure(() => store.list("c/"));
       assert.ok(err instanceof StoreTimeout, String(err));
       assert.match(err.message, /timed out on every attempt/);
       assert.equal(silent.connections, 2, "one connection per attempt, maxAttempts 2");

@@ -229,3 +229,14 @@ export async function startSilentServer(): Promise<SilentServer> {
     },
   };
 }
+
+/** The error `call` rejects with and how long it took to; a call that succeeds is an error of the test. */
+export async function timedFailure(call: () => Promise<unknown>): Promise<{ err: unknown; ms: number }> {
+  const started = performance.now();
+  try {
+    await call();
+  } catch (err) {
+    return { err, ms: performance.now() - started };
+  }
+  throw new Error("the call on a silent endpoint succeeded");
+}

@@ -2,7 +2,12 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { ProtocolError, StoreTimeout } from "@zarr-stream/spec";
 import { S3Store } from "@zarr-stream/store";
-import { type SilentServer, startSilentServer, TEST_CREDENTIALS } from "@zarr-stream/test-support/s3-server";
+import {
+  type SilentServer,
+  startSilentServer,
+  TEST_CREDENTIALS,
+  timedFailure,
+} from "@zarr-stream/test-support/s3-server";
 import { StreamRun, ZarrStreamWriter } from "../src/index.js";
 import { gridSchema, newStore } from "./helpers.js";
 
@@ -30,20 +35,9 @@ describe("writer on an S3 endpoint that accepts TCP and never answers", () => {
     await silent.close();
   });
 
-  /** The rejection of `call` and how long it took; the call must not succeed. */
-  async function timed(call: () => Promise<unknown>): Promise<{ err: unknown; ms: number }> {
-    const started = performance.now();
-    try {
-      await call();
-    } catch (err) {
-      return { err, ms: performance.now() - started };
-    }
-    assert.fail("the call on a silent endpoint succeeded");
-  }
-
   it("StreamRun.open: StoreTimeout naming the store, the endpoint and what to check, within one deadline", async (t) => {
     const s = store();
-    const { err, ms } = await timed(() =>
+    const { err, ms } = await timedFailure(() =>
       StreamRun.open({ store: s, id: 0, count: 2, schema: gridSchema(), env: {}, timeoutMs: 60_000 }),
     );
     t.diagnostic(`StreamRun.open failed after ${ms.toFixed(0)} ms (deadlineMs ${DEADLINE_MS})`);
@@ -67,7 +61,7 @@ describe("writer on an S3 endpoint that accepts TCP and never answers", () => {
       deadlineMs: 60_000,
     });
     stores.push(s);
-    const { err, ms } = await timed(() =>
+    const { err, ms } = await timedFailure(() =>
       StreamRun.open({ store: s, id: 1, count: 2, env: {}, timeoutMs: 800, pollMs: 50 }),
     );
     assert.ok(err instanceof StoreTimeout, String(err));
@@ -76,7 +70,9 @@ describe("writer on an S3 endpoint that accepts TCP and never answers", () => {
   });
 
   it("ZarrStreamWriter.create: StoreTimeout within one deadline", async (t) => {
-    const { err, ms } = await timed(() => ZarrStreamWriter.create(store(), gridSchema(), { kind: "single" }));
+    const { err, ms } = await timedFailure(() =>
+      ZarrStreamWriter.create(store(), gridSchema(), { kind: "single" }),
+    );
     t.diagnostic(`ZarrStreamWriter.create failed after ${ms.toFixed(0)} ms (deadlineMs ${DEADLINE_MS})`);
     assert.ok(err instanceof StoreTimeout, String(err));
     assert.ok(err.message.includes(silent.endpoint), err.message);
