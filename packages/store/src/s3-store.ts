@@ -56,7 +56,7 @@ export const S3_TIMEOUT_DEFAULTS = {
   connectTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,
   deadlineMs: 120_000,
-};
+} as const;
 /** The environment variable that sets the default `deadlineMs` (the CLI and `openStore` have no options). */
 export const S3_TIMEOUT_ENV = "ZSTREAM_S3_TIMEOUT_MS";
 
