@@ -85,6 +85,24 @@ export class StoreError extends ZarrStreamError {
   }
 }
 
+/**
+ * A store request got no answer within its deadline (a silent endpoint, a dead network path): nothing
+ * is known about whether a write took effect. `endpoint` is what was called, `timeoutMs` the bound that
+ * expired; the message says what to check.
+ */
+export class StoreTimeout extends StoreError {
+  override name = "StoreTimeout";
+  constructor(
+    message: string,
+    key: string,
+    readonly endpoint: string,
+    readonly timeoutMs: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, key, options);
+  }
+}
+
 /** Bytes read from a store do not decode: bad CRC, truncated object, bad codec header, wrong length. */
 export class CorruptShard extends ZarrStreamError {
   override name = "CorruptShard";

@@ -1,6 +1,6 @@
 export { FsStore } from "./fs-store.js";
 export { MemoryStore } from "./memory-store.js";
 export { openStore, registerStoreScheme, type StoreFactory } from "./open-store.js";
-export { S3Store, type S3StoreOptions } from "./s3-store.js";
+export { S3_TIMEOUT_DEFAULTS, S3_TIMEOUT_ENV, S3Store, type S3StoreOptions } from "./s3-store.js";
 export { copyStore, snapshotStore } from "./snapshot.js";
 export * from "./store.js";

@@ -55,5 +55,6 @@ registerStoreScheme("memory", (url) => {
   return store;
 });
 
-// Endpoint, region, credentials and path style come from the AWS environment variables (see S3Store).
+// Endpoint, region, credentials and path style come from the AWS environment variables, the request
+// deadline from ZSTREAM_S3_TIMEOUT_MS (see S3Store): a URL carries no options.
 registerStoreScheme("s3", (url) => S3Store.fromUrl(url));

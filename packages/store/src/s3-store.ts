@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { HeadObjectCommandOutput, S3Client, S3ClientConfig } from "@aws-sdk/client-s3";
-import { StoreError } from "@zarr-stream/spec";
+import { StoreError, StoreTimeout } from "@zarr-stream/spec";
 import * as check from "./arguments.js";
 import { assertValidPrefix, keyProblem } from "./keys.js";
 import type { ReadCost, Store } from "./store.js";
@@ -32,9 +32,33 @@ export interface S3StoreOptions {
   /** Attempts per request, the first included (default 5). The SDK's standard retry strategy backs off
    *  exponentially with jitter on 5xx, throttling and connection errors, and never retries other 4xx. */
   maxAttempts?: number;
-  /** A ready client (tests, custom middleware); endpoint/region/credentials options are then ignored. */
+  /** One attempt fails when its TCP connection is not established within this long (default 10 s). */
+  connectTimeoutMs?: number;
+  /**
+   * One attempt fails when its connection carries no byte, either way, for this long (default 30 s). It is
+   * an idle bound, not a transfer bound, so a slow upload that keeps moving is not cut off. The SDK retries
+   * a timed-out attempt like a connection error.
+   */
+  requestTimeoutMs?: number;
+  /**
+   * Every S3 request ends within this long, its retries, back-off and response body included (default
+   * ZSTREAM_S3_TIMEOUT_MS, else 120 s); past it the request is aborted and the store call throws
+   * StoreTimeout. A store call makes one request, except `list` (one per page of 1000 keys) and a
+   * multipart `put` (one per part). The attempt timeouts are capped at this bound.
+   */
+  deadlineMs?: number;
+  /** A ready client (tests, custom middleware); endpoint/region/credentials and the attempt timeouts are then ignored. */
   client?: S3Client;
 }
+
+/** Defaults of the timeouts (store-capabilities.md, "Deadlines", says why these). */
+export const S3_TIMEOUT_DEFAULTS = {
+  connectTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  deadlineMs: 120_000,
+} as const;
+/** The environment variable that sets the default `deadlineMs` (the CLI and `openStore` have no options). */
+export const S3_TIMEOUT_ENV = "ZSTREAM_S3_TIMEOUT_MS";
 
 const MiB = 1024 * 1024;
 const CONFLICT_ATTEMPTS = 5;
@@ -58,6 +82,7 @@ export class S3Store implements Store {
   readonly #options: S3StoreOptions;
   readonly #threshold: number;
   readonly #partSize: number;
+  readonly #timeouts: { connectTimeoutMs: number; requestTimeoutMs: number; deadlineMs: number };
   #client: Promise<S3Client> | undefined;
 
   constructor(options: S3StoreOptions) {
@@ -77,6 +102,7 @@ export class S3Store implements Store {
         throw new StoreError(`S3Store ${name} must be an integer >= ${MIN_PART} (5 MiB), got ${value}`);
       }
     }
+    this.#timeouts = timeouts(options);
     this.bucket = bucket;
     this.#root = prefix === "" ? "" : `${prefix}/`;
     this.#options = options;
@@ -154,7 +180,9 @@ export class S3Store implements Store {
     check.key(key);
     const { DeleteObjectCommand } = await loadSdk();
     try {
-      await (await this.#s3()).send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.#root + key }));
+      await this.#request("delete", key, (s3, abortSignal) =>
+        s3.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.#root + key }), { abortSignal }),
+      );
     } catch (err) {
       if (httpStatus(err) === 404) return;
       throw s3Error("delete", key, err);
@@ -163,20 +191,23 @@ export class S3Store implements Store {
 
   async list(prefix: string): Promise<string[]> {
     check.prefix(prefix);
-    const { paginateListObjectsV2 } = await loadSdk();
+    const { ListObjectsV2Command } = await loadSdk();
     const keys: string[] = [];
     try {
-      const pages = paginateListObjectsV2(
-        { client: await this.#s3() },
-        { Bucket: this.bucket, Prefix: this.#root + prefix },
-      );
-      for await (const page of pages) {
+      // Page by page (the SDK's paginator takes no abort signal, and each page gets its own deadline).
+      let token: string | undefined;
+      do {
+        const input = { Bucket: this.bucket, Prefix: this.#root + prefix, ContinuationToken: token };
+        const page = await this.#request("list", prefix, (s3, abortSignal) =>
+          s3.send(new ListObjectsV2Command(input), { abortSignal }),
+        );
         for (const object of page.Contents ?? []) {
           const key = object.Key?.slice(this.#root.length);
           // Objects no store key could name (folder markers "a/", "a//b") are not objects of this store.
           if (key !== undefined && keyProblem(key) === undefined) keys.push(key);
         }
-      }
+        token = page.IsTruncated ? page.NextContinuationToken : undefined;
+      } while (token !== undefined);
     } catch (err) {
       throw s3Error("list", prefix, err);
     }
@@ -188,8 +219,8 @@ export class S3Store implements Store {
   async #head(action: string, key: string): Promise<HeadObjectCommandOutput | undefined> {
     const { HeadObjectCommand } = await loadSdk();
     try {
-      return await (await this.#s3()).send(
-        new HeadObjectCommand({ Bucket: this.bucket, Key: this.#root + key }),
+      return await this.#request(action, key, (s3, abortSignal) =>
+        s3.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.#root + key }), { abortSignal }),
       );
     } catch (err) {
       if (httpStatus(err) === 404) return undefined;
@@ -203,10 +234,17 @@ export class S3Store implements Store {
   ): Promise<{ bytes: Uint8Array; version: string } | undefined> {
     const { GetObjectCommand } = await loadSdk();
     try {
-      const out = await (await this.#s3()).send(
-        new GetObjectCommand({ Bucket: this.bucket, Key: this.#root + key, Range: range }),
-      );
-      const bytes = out.Body === undefined ? new Uint8Array(0) : await out.Body.transformToByteArray();
+      // The body is read inside the deadline: a server that sends headers and then stalls is silent too.
+      const [out, bytes] = await this.#request("read", key, async (s3, abortSignal) => {
+        const out = await s3.send(
+          new GetObjectCommand({ Bucket: this.bucket, Key: this.#root + key, Range: range }),
+          { abortSignal },
+        );
+        return [
+          out,
+          out.Body === undefined ? new Uint8Array(0) : await out.Body.transformToByteArray(),
+        ] as const;
+      });
       if (out.ContentLength !== undefined && bytes.length !== out.ContentLength) {
         throw new StoreError(
           `S3Store read ${JSON.stringify(key)}: got ${bytes.length} bytes, the response announced ${out.ContentLength}`,
@@ -230,12 +268,11 @@ export class S3Store implements Store {
     bytes: Uint8Array,
     condition: WriteCondition,
   ): Promise<string | undefined> {
-    const objectKey = this.#root + key;
     for (let attempt = 1; ; attempt++) {
       try {
         return bytes.length > this.#threshold
-          ? await this.#multipart(objectKey, bytes, condition)
-          : await this.#putObject(objectKey, bytes, condition);
+          ? await this.#multipart(action, key, bytes, condition)
+          : await this.#putObject(action, key, bytes, condition);
       } catch (err) {
         const status = httpStatus(err);
         if (condition !== undefined && (status === 412 || (status === 404 && "ifMatch" in condition))) {
@@ -252,25 +289,33 @@ export class S3Store implements Store {
     }
   }
 
-  async #putObject(objectKey: string, bytes: Uint8Array, condition: WriteCondition): Promise<string> {
+  async #putObject(
+    action: string,
+    key: string,
+    bytes: Uint8Array,
+    condition: WriteCondition,
+  ): Promise<string> {
     const { PutObjectCommand } = await loadSdk();
-    const out = await (await this.#s3()).send(
-      new PutObjectCommand({
-        Bucket: this.bucket,
-        Key: objectKey,
-        Body: bytes,
-        ...conditionFields(condition),
-      }),
+    const input = { Bucket: this.bucket, Key: this.#root + key, Body: bytes, ...conditionFields(condition) };
+    const out = await this.#request(action, key, (s3, abortSignal) =>
+      s3.send(new PutObjectCommand(input), { abortSignal }),
     );
     return out.ETag ?? "";
   }
 
   /** Parts go up a few at a time; the object appears only when CompleteMultipartUpload succeeds. */
-  async #multipart(objectKey: string, bytes: Uint8Array, condition: WriteCondition): Promise<string> {
+  async #multipart(
+    action: string,
+    key: string,
+    bytes: Uint8Array,
+    condition: WriteCondition,
+  ): Promise<string> {
     const sdk = await loadSdk();
-    const s3 = await this.#s3();
-    const { UploadId } = await s3.send(
-      new sdk.CreateMultipartUploadCommand({ Bucket: this.bucket, Key: objectKey }),
+    const target = { Bucket: this.bucket, Key: this.#root + key };
+    // Each request (create, every part, complete) gets its own deadline: a large upload takes as long as
+    // its parts need, and a silent endpoint still ends it within one deadline of going silent.
+    const { UploadId } = await this.#request(action, key, (s3, abortSignal) =>
+      s3.send(new sdk.CreateMultipartUploadCommand(target), { abortSignal }),
     );
     if (UploadId === undefined) throw new Error("CreateMultipartUpload returned no UploadId");
     try {
@@ -281,35 +326,91 @@ export class S3Store implements Store {
         while (next < count) {
           const i = next++;
           const body = bytes.subarray(i * this.#partSize, Math.min(bytes.length, (i + 1) * this.#partSize));
-          const part = await s3.send(
-            new sdk.UploadPartCommand({
-              Bucket: this.bucket,
-              Key: objectKey,
-              UploadId,
-              PartNumber: i + 1,
-              Body: body,
-            }),
+          const input = { ...target, UploadId, PartNumber: i + 1, Body: body };
+          const part = await this.#request(action, key, (s3, abortSignal) =>
+            s3.send(new sdk.UploadPartCommand(input), { abortSignal }),
           );
           etags[i] = part.ETag ?? "";
         }
       };
       await Promise.all(Array.from({ length: Math.min(4, count) }, uploader));
-      const done = await s3.send(
-        new sdk.CompleteMultipartUploadCommand({
-          Bucket: this.bucket,
-          Key: objectKey,
-          UploadId,
-          MultipartUpload: { Parts: etags.map((ETag, i) => ({ ETag, PartNumber: i + 1 })) },
-          ...conditionFields(condition),
-        }),
+      const input = {
+        ...target,
+        UploadId,
+        MultipartUpload: { Parts: etags.map((ETag, i) => ({ ETag, PartNumber: i + 1 })) },
+        ...conditionFields(condition),
+      };
+      const done = await this.#request(action, key, (s3, abortSignal) =>
+        s3.send(new sdk.CompleteMultipartUploadCommand(input), { abortSignal }),
       );
       return done.ETag ?? "";
     } catch (err) {
-      await s3
-        .send(new sdk.AbortMultipartUploadCommand({ Bucket: this.bucket, Key: objectKey, UploadId }))
-        .catch(() => undefined);
+      await this.#request(action, key, (s3, abortSignal) =>
+        s3.send(new sdk.AbortMultipartUploadCommand({ ...target, UploadId }), { abortSignal }),
+      ).catch(() => undefined);
       throw err;
     }
+  }
+
+  /**
+   * Runs one S3 request under the deadline: the signal aborts the SDK's attempts and back-off, and the
+   * race ends the call even if some step (credential or endpoint resolution) does not heed the signal.
+   */
+  async #request<T>(
+    action: string,
+    key: string,
+    run: (s3: S3Client, abortSignal: AbortSignal) => Promise<T>,
+  ): Promise<T> {
+    const { deadlineMs } = this.#timeouts;
+    const controller = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        controller.abort();
+        reject(this.#timeoutError(action, key, deadlineMs, undefined));
+      }, deadlineMs);
+    });
+    try {
+      const call = (async () => run(await this.#s3(), controller.signal))();
+      // A call that loses the race still settles (aborted); its rejection is not an unhandled one.
+      call.catch(() => undefined);
+      return await Promise.race([call, expired]);
+    } catch (err) {
+      // An SDK that gave up on its own after timed-out attempts (maxAttempts used up) is a timeout too.
+      if (!(err instanceof StoreError) && isTimeout(err)) {
+        throw this.#timeoutError(action, key, deadlineMs, err);
+      }
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  #timeoutError(action: string, key: string, deadlineMs: number, cause: unknown): StoreTimeout {
+    const endpoint = this.#endpoint() ?? `AWS S3 in ${this.#region()}`;
+    const what =
+      cause === undefined
+        ? `got no answer within ${deadlineMs} ms (retries included)`
+        : `timed out on every attempt (${cause instanceof Error ? cause.message : String(cause)})`;
+    return new StoreTimeout(
+      `S3Store ${action} ${JSON.stringify(key)} in ${this.url}: the endpoint ${endpoint} ${what}; ` +
+        "check the endpoint URL (the endpoint option, AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL), that the " +
+        `server is up and reachable from this machine (network, proxy, firewall); ${S3_TIMEOUT_ENV} sets the bound`,
+      key,
+      endpoint,
+      deadlineMs,
+      { cause },
+    );
+  }
+
+  #endpoint(): string | undefined {
+    const env = process.env;
+    return this.#options.endpoint ?? env.AWS_ENDPOINT_URL_S3 ?? env.AWS_ENDPOINT_URL;
+  }
+
+  #region(): string {
+    const env = process.env;
+    return this.#options.region ?? env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? "us-east-1";
   }
 
   #s3(): Promise<S3Client> {
@@ -321,16 +422,19 @@ export class S3Store implements Store {
     const o = this.#options;
     if (o.client !== undefined) return o.client;
     const { S3Client } = await loadSdk();
-    const env = process.env;
-    const endpoint = o.endpoint ?? env.AWS_ENDPOINT_URL_S3 ?? env.AWS_ENDPOINT_URL;
-    const pathStyleEnv = env.AWS_S3_FORCE_PATH_STYLE;
+    const endpoint = this.#endpoint();
+    const pathStyleEnv = process.env.AWS_S3_FORCE_PATH_STYLE;
+    const { connectTimeoutMs, requestTimeoutMs } = this.#timeouts;
     const config: S3ClientConfig = {
-      region: o.region ?? env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? "us-east-1",
+      region: this.#region(),
       forcePathStyle:
         o.forcePathStyle ??
         (pathStyleEnv !== undefined ? /^(1|true|yes)$/i.test(pathStyleEnv) : endpoint !== undefined),
       maxAttempts: o.maxAttempts ?? 5,
       retryMode: "standard",
+      // Without these the SDK waits on a silent endpoint forever (its defaults are 0: no timeout).
+      // socketTimeout is an idle bound that stays armed through the response body.
+      requestHandler: { connectionTimeout: connectTimeoutMs, socketTimeout: requestTimeoutMs },
       // Checksums on every PUT cost a full pass over the bytes and some S3-compatible servers reject them.
       requestChecksumCalculation: "WHEN_REQUIRED",
       responseChecksumValidation: "WHEN_REQUIRED",
@@ -346,6 +450,41 @@ export class S3Store implements Store {
     (await this.#client).destroy();
     this.#client = undefined;
   }
+}
+
+/** The timeouts of `options`, defaults filled in and checked (a StoreError before any request). */
+function timeouts(options: S3StoreOptions): {
+  connectTimeoutMs: number;
+  requestTimeoutMs: number;
+  deadlineMs: number;
+} {
+  const fromEnv = process.env[S3_TIMEOUT_ENV];
+  let deadlineMs = options.deadlineMs;
+  if (deadlineMs === undefined && fromEnv !== undefined && fromEnv.trim() !== "") {
+    deadlineMs = /^\s*[0-9]+\s*$/.test(fromEnv) ? Number(fromEnv) : Number.NaN;
+    if (!Number.isSafeInteger(deadlineMs) || deadlineMs < 1) {
+      throw new StoreError(`${S3_TIMEOUT_ENV} must be a whole number of milliseconds >= 1, got "${fromEnv}"`);
+    }
+  }
+  const t = {
+    connectTimeoutMs: options.connectTimeoutMs ?? S3_TIMEOUT_DEFAULTS.connectTimeoutMs,
+    requestTimeoutMs: options.requestTimeoutMs ?? S3_TIMEOUT_DEFAULTS.requestTimeoutMs,
+    deadlineMs: deadlineMs ?? S3_TIMEOUT_DEFAULTS.deadlineMs,
+  };
+  for (const [name, value] of Object.entries(t)) {
+    if (!Number.isSafeInteger(value) || value < 1) {
+      throw new StoreError(`S3Store ${name} must be an integer >= 1 (milliseconds), got ${value}`);
+    }
+  }
+  // An attempt timeout past the deadline could never fire; capped, a short deadline bounds attempts too.
+  t.connectTimeoutMs = Math.min(t.connectTimeoutMs, t.deadlineMs);
+  t.requestTimeoutMs = Math.min(t.requestTimeoutMs, t.deadlineMs);
+  return t;
+}
+
+function isTimeout(err: unknown): boolean {
+  const e = err as { name?: unknown; code?: unknown } | null;
+  return typeof e === "object" && e !== null && (e.name === "TimeoutError" || e.code === "ETIMEDOUT");
 }
 
 function conditionFields(condition: WriteCondition): { IfNoneMatch?: string; IfMatch?: string } {

@@ -4,13 +4,15 @@ import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage } from "node:http";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { StoreError } from "@zarr-stream/spec";
+import { StoreError, StoreTimeout } from "@zarr-stream/spec";
 import {
   S3_SERVER_KINDS,
   type S3Server,
   s3ServerSkipReason,
   startS3Server,
+  startSilentServer,
   TEST_CREDENTIALS,
+  timedFailure,
 } from "@zarr-stream/test-support/s3-server";
 import { openStore } from "../src/open-store.js";
 import { S3Store } from "../src/s3-store.js";
@@ -205,6 +207,79 @@ describe("S3Store retries", () => {
     } finally {
       await f.store.close();
       await f.close();
+    }
+  });
+});
+
+describe("S3Store deadlines: an endpoint that accepts TCP and never answers", () => {
+  it("S3Store.get/put: StoreTimeout naming the endpoint, the key and what to check, within deadlineMs", async () => {
+    const silent = await startSilentServer();
+    const store = new S3Store({
+      bucket: "silent-bucket",
+      prefix: "run",
+      endpoint: silent.endpoint,
+      credentials: TEST_CREDENTIALS,
+      deadlineMs: 1500,
+    });
+    try {
+      for (const [op, call] of [
+        ["read", () => store.get("zarr.json")],
+        ["put", () => store.put("c/0", bytes(1, 2))],
+      ] as const) {
+        const { err, ms } = await timedFailure(call);
+        assert.ok(err instanceof StoreTimeout, String(err));
+        assert.equal(err.endpoint, silent.endpoint);
+        assert.equal(err.timeoutMs, 1500);
+        assert.match(err.message, new RegExp(`S3Store ${op} "(zarr\\.json|c/0)" in s3://silent-bucket/run`));
+        assert.ok(err.message.includes(silent.endpoint) && err.message.includes("AWS_ENDPOINT_URL_S3"));
+        assert.ok(ms >= 1400 && ms < 4000, `${op} failed after ${ms.toFixed(0)} ms, deadline 1500`);
+      }
+      assert.ok(silent.connections >= 1, "the calls reached the silent server");
+    } finally {
+      await store.close();
+      await silent.close();
+    }
+  });
+
+  it("S3Store: attempts time out on requestTimeoutMs and are retried; the last failure is a StoreTimeout", async () => {
+    const silent = await startSilentServer();
+    const store = new S3Store({
+      bucket: "silent-bucket",
+      endpoint: silent.endpoint,
+      credentials: TEST_CREDENTIALS,
+      requestTimeoutMs: 300,
+      maxAttempts: 2,
+      deadlineMs: 20_000,
+    });
+    try {
+      const { err, ms } = await timedFailure(() => store.list("c/"));
+      assert.ok(err instanceof StoreTimeout, String(err));
+      assert.match(err.message, /timed out on every attempt/);
+      assert.equal(silent.connections, 2, "one connection per attempt, maxAttempts 2");
+      assert.ok(ms < 5000, `gave up after ${ms.toFixed(0)} ms`);
+    } finally {
+      await store.close();
+      await silent.close();
+    }
+  });
+
+  it("S3Store timeouts: bad values and a malformed ZSTREAM_S3_TIMEOUT_MS are StoreErrors before any request", () => {
+    for (const name of ["connectTimeoutMs", "requestTimeoutMs", "deadlineMs"]) {
+      for (const bad of [0, -1, 1.5, Number.NaN]) {
+        assert.throws(() => new S3Store({ bucket: "ok-bucket", [name]: bad }), StoreError, `${name}=${bad}`);
+      }
+    }
+    const saved = process.env.ZSTREAM_S3_TIMEOUT_MS;
+    try {
+      for (const bad of ["soon", "0", "1e3", "-5"]) {
+        process.env.ZSTREAM_S3_TIMEOUT_MS = bad;
+        assert.throws(() => S3Store.fromUrl("s3://ok-bucket/p"), /ZSTREAM_S3_TIMEOUT_MS must be/, bad);
+      }
+      process.env.ZSTREAM_S3_TIMEOUT_MS = "2500";
+      assert.ok(S3Store.fromUrl("s3://ok-bucket/p") instanceof S3Store);
+    } finally {
+      if (saved === undefined) delete process.env.ZSTREAM_S3_TIMEOUT_MS;
+      else process.env.ZSTREAM_S3_TIMEOUT_MS = saved;
     }
   });
 });

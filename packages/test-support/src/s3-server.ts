@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
+import { createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -192,4 +192,51 @@ function serverOn<S>(
       cleanup();
     },
   };
+}
+
+/** A loopback endpoint that accepts TCP connections and never answers a byte (a hung S3 server). */
+export interface SilentServer {
+  endpoint: string;
+  /** Connections accepted so far (each SDK attempt opens one). */
+  readonly connections: number;
+  /** Closes the listener and every accepted socket, so no handle keeps the test process alive. */
+  close(): Promise<void>;
+}
+
+export async function startSilentServer(): Promise<SilentServer> {
+  const sockets = new Set<Socket>();
+  let connections = 0;
+  const srv = createServer((socket) => {
+    connections++;
+    sockets.add(socket);
+    // The client may give up and reset the connection; that is not the server's error.
+    socket.on("error", () => undefined);
+    socket.on("close", () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve, reject) => {
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", resolve);
+  });
+  const { port } = srv.address() as { port: number };
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    get connections() {
+      return connections;
+    },
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => srv.close(() => resolve()));
+    },
+  };
+}
+
+/** The error `call` rejects with and how long it took to; a call that succeeds is an error of the test. */
+export async function timedFailure(call: () => Promise<unknown>): Promise<{ err: unknown; ms: number }> {
+  const started = performance.now();
+  try {
+    await call();
+  } catch (err) {
+    return { err, ms: performance.now() - started };
+  }
+  throw new Error("the call on a silent endpoint succeeded");
 }

@@ -5,6 +5,7 @@ import {
   type Role,
   StoreError,
   StoreExists,
+  StoreTimeout,
   ZarrStreamError,
 } from "@zarr-stream/spec";
 import type { Store } from "@zarr-stream/store";
@@ -63,16 +64,52 @@ export class RunOpener {
     return ZarrStreamWriter.resume(this.store, this.role, region, undefined, opts);
   }
 
-  /** The first store access: a store that cannot be reached is named with what to check. */
+  /**
+   * The first store access: a store that cannot be reached is named with what to check. It is bounded by
+   * the run's timeoutMs as well as by the store's own deadlines, so a store without any still cannot hang.
+   */
   private async reachableManifest(): Promise<OutputManifest | undefined> {
     try {
-      return await readOutputManifestIfPresent(this.store);
+      return await this.bounded(
+        readOutputManifestIfPresent(this.store),
+        this.o.timeoutMs,
+        "reading its manifest",
+      );
     } catch (err) {
       if (err instanceof ZarrStreamError && !(err instanceof StoreError)) throw err;
-      throw new StoreError(
-        `cannot reach the store ${this.store.url}: ${err instanceof Error ? err.message : String(err)}; ` +
-          "check the endpoint (AWS_ENDPOINT_URL_S3), credentials, bucket and network, then start the writer again",
-      );
+      const message =
+        `cannot reach the store ${this.store.url} (writer ${this.rank.id} of ${this.rank.count}, at open): ` +
+        `${err instanceof Error ? err.message : String(err)}; ` +
+        "check the endpoint (AWS_ENDPOINT_URL_S3), credentials, bucket and network, then start the writer again";
+      // A timeout stays a StoreTimeout, so a caller can tell "no answer" from "refused".
+      if (err instanceof StoreTimeout) {
+        throw new StoreTimeout(message, err.key, err.endpoint, err.timeoutMs, { cause: err });
+      }
+      throw new StoreError(message, err instanceof StoreError ? err.key : "", { cause: err });
+    }
+  }
+
+  /** `call`, or a StoreTimeout naming the store when it does not settle within `ms`. */
+  private async bounded<T>(call: Promise<T>, ms: number, doing: string): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        reject(
+          new StoreTimeout(
+            `${this.store.url} did not answer within ${ms} ms (timeoutMs) while ${doing}`,
+            "",
+            this.store.url,
+            ms,
+          ),
+        );
+      }, ms);
+    });
+    // A call that loses the race may still settle later; its rejection is not an unhandled one.
+    call.catch(() => undefined);
+    try {
+      return await Promise.race([call, expired]);
+    } finally {
+      clearTimeout(timer);
     }
   }
 
@@ -87,10 +124,12 @@ export class RunOpener {
   }
 
   private async waitForOwner(): Promise<OutputManifest> {
+    const me = `writer ${this.rank.id} of ${this.rank.count} (id from ${this.rank.source})`;
     return this.waitUntil(
       async () => readOutputManifestIfPresent(this.store),
       (waitedMs) => ({ kind: "waiting-for-owner", waitedMs }),
-      "writer 0 has not created the store: start writer 0 with the schema",
+      `${me} waited for writer 0, the owner, to create the store, and it still has no output ` +
+        "manifest: start writer 0 with the schema, and check that it writes to this same store URL",
     );
   }
 
@@ -107,7 +146,9 @@ export class RunOpener {
     const started = Date.now();
     let reported = 0;
     for (;;) {
-      const found = await look();
+      // Each look is bounded by what is left of the wait: a store call that hangs cannot outlast it.
+      const left = Math.max(1, this.o.timeoutMs - (Date.now() - started));
+      const found = await this.bounded(look(), left, `looking for progress in a wait (${giveUp})`);
       if (found !== undefined) return found;
       const waitedMs = Date.now() - started;
       if (waitedMs >= this.o.timeoutMs) {
