@@ -2,7 +2,12 @@ import { type BigIntStats, renameSync, statSync } from "node:fs";
 import { type FileHandle, link, lstat, open, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { type FileRangeReader, fileRangeReader } from "@zarr-stream/fileio";
+import {
+  type FileRangeReader,
+  fileRangeReader,
+  type PinnedFile,
+  pinnedFileReader,
+} from "@zarr-stream/fileio";
 import { SchemaError, StoreError } from "@zarr-stream/spec";
 import * as check from "./arguments.js";
 import { DirectWrites, nativeFilesEnabled } from "./direct-writes.js";
@@ -11,9 +16,16 @@ import { withKeyLock } from "./fs-key-lock.js";
 import { listKeys } from "./fs-list.js";
 import { exists, makeDirs, replace, stage, syncDirs, unlinkQuietly } from "./fs-staging.js";
 import { currentStamp, fileStamp, laterThan, linkUnlessPresent, statNow } from "./fs-stamps.js";
-import type { ReadCost, Store } from "./store.js";
+import type { PinnedObject, ReadCost, Store } from "./store.js";
 
 const ABSENT = Symbol("absent");
+/** One read of a file, as FileRangeReader without the path: [bytes read, size]. */
+type ReadJob = (
+  position: number,
+  length: number,
+  fromEnd: boolean,
+  into: Uint8Array,
+) => Promise<[number, number]>;
 /** Reads up to this long allocate their result before the object's size is known (one job, not two). */
 const FRESH_READ_MAX = 1 << 20;
 /** get() reads this much in its first job; most objects read whole (zarr.json, tokens, manifests). */
@@ -36,6 +48,7 @@ export class FsStore implements Store {
   readonly #direct = DirectWrites.fromEnvironment();
   /** One job per read (open, fstat, pread, close, on the addon's I/O threads) instead of four node:fs calls. */
   readonly #reader: FileRangeReader | undefined = nativeFilesEnabled() ? fileRangeReader() : undefined;
+  readonly #pinned: (path: string) => PinnedFile = pinnedFileReader(nativeFilesEnabled());
 
   constructor(rootDir: string) {
     if (typeof rootDir !== "string" || rootDir === "" || rootDir.includes("\0")) {
@@ -106,22 +119,49 @@ export class FsStore implements Store {
     fromEnd: boolean,
     into: Uint8Array,
   ): Promise<number | undefined> {
-    if (!(into instanceof Uint8Array)) throw new SchemaError(`${what}: into must be a Uint8Array`, "/into");
-    const tooSmall = (need: number) =>
-      new SchemaError(`${what}: ${key} needs ${need} bytes, into holds ${into.length}`, "/into");
-    if (this.#reader !== undefined) {
-      const got = await this.#readNative(key, fromEnd ? 0 : offset, length, fromEnd, into);
-      if (got === ABSENT) return undefined;
-      if (got.read < 0)
-        throw tooSmall(fromEnd ? Math.min(length, got.size) : Math.min(length, got.size - offset));
-      return got.read;
-    }
+    if (this.#reader !== undefined)
+      return readIntoBy(this.#job(key), what, key, offset, length, fromEnd, into);
+    checkInto(what, into);
     return this.#read(key, async (file, size) => {
       const start = fromEnd ? Math.max(0, size - length) : Math.min(offset, size);
       const n = fromEnd ? size - start : Math.min(length, size - start);
-      if (into.length < n) throw tooSmall(n);
+      if (into.length < n) throw intoTooSmall(what, key, n, into);
       return (await readFully(file, start, n, into)).length;
     });
+  }
+
+  /**
+   * Reads of one version: every read goes through the descriptor the first read opened, one job each
+   * (native) as an unpinned read is, so a shard's index and bodies cost one open instead of one per read.
+   */
+  pin(key: string): PinnedObject {
+    check.key(key);
+    const file = this.#pinned(this.#path(key));
+    const job: ReadJob = (position, length, fromEnd, into) => file.read(position, length, fromEnd, into);
+    const fresh = async (position: number, length: number, fromEnd: boolean) => {
+      const got = await readFreshBy(job, key, position, length, fromEnd);
+      return got === ABSENT ? undefined : got.bytes;
+    };
+    return {
+      key,
+      getRange: (offset, length) => {
+        check.range(key, offset, length);
+        return fresh(offset, length, false);
+      },
+      getSuffix: (n) => {
+        check.suffix(key, n);
+        return fresh(0, n, true);
+      },
+      getRangeInto: (offset, length, into) => {
+        check.range(key, offset, length);
+        return readIntoBy(job, "getRangeInto", key, offset, length, false, into);
+      },
+      getSuffixInto: (n, into) => {
+        check.suffix(key, n);
+        return readIntoBy(job, "getSuffixInto", key, 0, n, true, into);
+      },
+      close: () => file.close(),
+    };
   }
 
   async size(key: string): Promise<number | undefined> {
@@ -241,37 +281,15 @@ export class FsStore implements Store {
     return join(this.root, key);
   }
 
-  /** One native read job; a missing path or anything but a regular file at the key reads as absent. */
-  async #readNative(
-    key: string,
-    position: number,
-    length: number,
-    fromEnd: boolean,
-    into: Uint8Array,
-  ): Promise<{ read: number; size: number } | typeof ABSENT> {
-    let read: number;
-    let size: number;
-    try {
-      [read, size] = await this.#reader!(this.#path(key), position, length, fromEnd, into);
-    } catch (err) {
-      if (isAbsent(err) || errorCode(err) === "EISDIR") return ABSENT;
-      throw fsError("read", key, err);
-    }
-    return size < 0 ? ABSENT : { read, size };
+  /** The native reader's job on the key's path. */
+  #job(key: string): ReadJob {
+    const path = this.#path(key);
+    return (position, length, fromEnd, into) => this.#reader!(path, position, length, fromEnd, into);
   }
 
-  /** A native read into a fresh buffer of `length` bytes (not zero-filled: the read overwrites it). */
-  async #readFresh(
-    key: string,
-    position: number,
-    length: number,
-    fromEnd: boolean,
-  ): Promise<{ bytes: Uint8Array; size: number } | typeof ABSENT> {
-    const buffer = new Uint8Array(Buffer.allocUnsafeSlow(length).buffer, 0, length);
-    const got = await this.#readNative(key, position, length, fromEnd, buffer);
-    if (got === ABSENT) return ABSENT;
-    // A short read hands out a copy, so the buffer's unread tail is never reachable.
-    return { bytes: got.read < length ? buffer.slice(0, got.read) : buffer, size: got.size };
+  /** A native read into a fresh buffer of `length` bytes (see readFreshBy). */
+  #readFresh(key: string, position: number, length: number, fromEnd: boolean) {
+    return readFreshBy(this.#job(key), key, position, length, fromEnd);
   }
 
   /** Opens the key for reading; a missing path or a directory at the key reads as absent. */
@@ -296,6 +314,72 @@ export class FsStore implements Store {
       await file.close();
     }
   }
+}
+
+/** One read job; a missing path or anything but a regular file at the key reads as absent. */
+async function runJob(
+  job: ReadJob,
+  key: string,
+  position: number,
+  length: number,
+  fromEnd: boolean,
+  into: Uint8Array,
+): Promise<{ read: number; size: number } | typeof ABSENT> {
+  let read: number;
+  let size: number;
+  try {
+    [read, size] = await job(position, length, fromEnd, into);
+  } catch (err) {
+    if (isAbsent(err) || errorCode(err) === "EISDIR") return ABSENT;
+    throw fsError("read", key, err);
+  }
+  return size < 0 ? ABSENT : { read, size };
+}
+
+/** A read into a fresh buffer of `length` bytes (not zero-filled: the read overwrites it). */
+async function readFreshBy(
+  job: ReadJob,
+  key: string,
+  position: number,
+  length: number,
+  fromEnd: boolean,
+): Promise<{ bytes: Uint8Array; size: number } | typeof ABSENT> {
+  const buffer = new Uint8Array(Buffer.allocUnsafeSlow(length).buffer, 0, length);
+  const got = await runJob(job, key, position, length, fromEnd, buffer);
+  if (got === ABSENT) return ABSENT;
+  // A short read hands out a copy, so the buffer's unread tail is never reachable.
+  return { bytes: got.read < length ? buffer.slice(0, got.read) : buffer, size: got.size };
+}
+
+/** A range (or, fromEnd, the last `length` bytes) read into the caller's buffer; how many bytes it wrote. */
+async function readIntoBy(
+  job: ReadJob,
+  what: string,
+  key: string,
+  offset: number,
+  length: number,
+  fromEnd: boolean,
+  into: Uint8Array,
+): Promise<number | undefined> {
+  checkInto(what, into);
+  const got = await runJob(job, key, fromEnd ? 0 : offset, length, fromEnd, into);
+  if (got === ABSENT) return undefined;
+  if (got.read < 0)
+    throw intoTooSmall(
+      what,
+      key,
+      fromEnd ? Math.min(length, got.size) : Math.min(length, got.size - offset),
+      into,
+    );
+  return got.read;
+}
+
+function checkInto(what: string, into: Uint8Array): void {
+  if (!(into instanceof Uint8Array)) throw new SchemaError(`${what}: into must be a Uint8Array`, "/into");
+}
+
+function intoTooSmall(what: string, key: string, need: number, into: Uint8Array): SchemaError {
+  return new SchemaError(`${what}: ${key} needs ${need} bytes, into holds ${into.length}`, "/into");
 }
 
 /** Reads `length` bytes at `position` into `into` (the caller's buffer, first bytes) or a new buffer. */
