@@ -28,10 +28,13 @@ export function directFileWriter(): DirectFileWriter {
   return (path, bytes) => addon.writeFileDirect(path, bytes);
 }
 
-/** A range reader that is one job (open, fstat, pread, close) on the addon's I/O threads, else node:fs. */
-export function fileRangeReader(): FileRangeReader {
+/**
+ * A range reader that is one job (open, fstat, pread, close) on the addon's I/O threads, else (or with
+ * `native` false) node:fs.
+ */
+export function fileRangeReader(native = true): FileRangeReader {
   const r = loadFileIoAddon();
-  if (!("addon" in r)) return nodeFsRangeReader;
+  if (!native || !("addon" in r)) return nodeFsRangeReader;
   const addon = r.addon;
   return (path, position, length, fromEnd, into) =>
     addon.readFileInto(path, position, length, fromEnd ? 1 : 0, into);

@@ -48,6 +48,8 @@ export class FsStore implements Store {
   readonly #direct = DirectWrites.fromEnvironment();
   /** One job per read (open, fstat, pread, close, on the addon's I/O threads) instead of four node:fs calls. */
   readonly #reader: FileRangeReader | undefined = nativeFilesEnabled() ? fileRangeReader() : undefined;
+  /** Reads into the caller's buffer: the native job, else node:fs's open, fstat, read and close. */
+  readonly #intoReader: FileRangeReader = this.#reader ?? fileRangeReader(false);
   readonly #pinned: (path: string) => PinnedFile = pinnedFileReader(nativeFilesEnabled());
 
   constructor(rootDir: string) {
@@ -97,7 +99,7 @@ export class FsStore implements Store {
 
   async getSuffixInto(key: string, n: number, into: Uint8Array): Promise<number | undefined> {
     check.suffix(key, n);
-    return this.#readInto("getSuffixInto", key, 0, n, true, into);
+    return readIntoBy(this.#intoJob(key), "getSuffixInto", key, 0, n, true, into);
   }
 
   async getRangeInto(
@@ -107,27 +109,7 @@ export class FsStore implements Store {
     into: Uint8Array,
   ): Promise<number | undefined> {
     check.range(key, offset, length);
-    return this.#readInto("getRangeInto", key, offset, length, false, into);
-  }
-
-  /** A range (or, fromEnd, the last `length` bytes) read into the caller's buffer; how many bytes it wrote. */
-  async #readInto(
-    what: string,
-    key: string,
-    offset: number,
-    length: number,
-    fromEnd: boolean,
-    into: Uint8Array,
-  ): Promise<number | undefined> {
-    if (this.#reader !== undefined)
-      return readIntoBy(this.#job(key), what, key, offset, length, fromEnd, into);
-    checkInto(what, into);
-    return this.#read(key, async (file, size) => {
-      const start = fromEnd ? Math.max(0, size - length) : Math.min(offset, size);
-      const n = fromEnd ? size - start : Math.min(length, size - start);
-      if (into.length < n) throw intoTooSmall(what, key, n, into);
-      return (await readFully(file, start, n, into)).length;
-    });
+    return readIntoBy(this.#intoJob(key), "getRangeInto", key, offset, length, false, into);
   }
 
   /**
@@ -281,15 +263,14 @@ export class FsStore implements Store {
     return join(this.root, key);
   }
 
-  /** The native reader's job on the key's path. */
-  #job(key: string): ReadJob {
-    const path = this.#path(key);
-    return (position, length, fromEnd, into) => this.#reader!(path, position, length, fromEnd, into);
-  }
-
   /** A native read into a fresh buffer of `length` bytes (see readFreshBy). */
   #readFresh(key: string, position: number, length: number, fromEnd: boolean) {
-    return readFreshBy(this.#job(key), key, position, length, fromEnd);
+    return readFreshBy(jobOn(this.#reader!, this.#path(key)), key, position, length, fromEnd);
+  }
+
+  /** A read of the key's path into the caller's buffer. */
+  #intoJob(key: string): ReadJob {
+    return jobOn(this.#intoReader, this.#path(key));
   }
 
   /** Opens the key for reading; a missing path or a directory at the key reads as absent. */
@@ -314,6 +295,11 @@ export class FsStore implements Store {
       await file.close();
     }
   }
+}
+
+/** `reader` bound to one path. */
+function jobOn(reader: FileRangeReader, path: string): ReadJob {
+  return (position, length, fromEnd, into) => reader(path, position, length, fromEnd, into);
 }
 
 /** One read job; a missing path or anything but a regular file at the key reads as absent. */
@@ -361,43 +347,27 @@ async function readIntoBy(
   fromEnd: boolean,
   into: Uint8Array,
 ): Promise<number | undefined> {
-  checkInto(what, into);
+  if (!(into instanceof Uint8Array)) throw new SchemaError(`${what}: into must be a Uint8Array`, "/into");
   const got = await runJob(job, key, fromEnd ? 0 : offset, length, fromEnd, into);
   if (got === ABSENT) return undefined;
-  if (got.read < 0)
-    throw intoTooSmall(
-      what,
-      key,
-      fromEnd ? Math.min(length, got.size) : Math.min(length, got.size - offset),
-      into,
-    );
+  if (got.read < 0) {
+    const need = fromEnd ? Math.min(length, got.size) : Math.min(length, got.size - offset);
+    throw new SchemaError(`${what}: ${key} needs ${need} bytes, into holds ${into.length}`, "/into");
+  }
   return got.read;
 }
 
-function checkInto(what: string, into: Uint8Array): void {
-  if (!(into instanceof Uint8Array)) throw new SchemaError(`${what}: into must be a Uint8Array`, "/into");
-}
-
-function intoTooSmall(what: string, key: string, need: number, into: Uint8Array): SchemaError {
-  return new SchemaError(`${what}: ${key} needs ${need} bytes, into holds ${into.length}`, "/into");
-}
-
-/** Reads `length` bytes at `position` into `into` (the caller's buffer, first bytes) or a new buffer. */
-async function readFully(
-  file: FileHandle,
-  position: number,
-  length: number,
-  into?: Uint8Array,
-): Promise<Uint8Array> {
+/** Reads `length` bytes at `position` into a new buffer (shorter at the file's end). */
+async function readFully(file: FileHandle, position: number, length: number): Promise<Uint8Array> {
   // Not zero-filled first: the read overwrites every byte we hand out, and clearing megabytes per shard
-  // read is a tenth of a reader's JS time. A short read of a fresh buffer returns a copy, so
-  // the uninitialised tail is never reachable through the result's buffer.
-  const out = into ?? new Uint8Array(Buffer.allocUnsafeSlow(length).buffer, 0, length);
+  // read is a tenth of a reader's JS time. A short read returns a copy, so the uninitialised tail is never
+  // reachable through the result's buffer.
+  const out = new Uint8Array(Buffer.allocUnsafeSlow(length).buffer, 0, length);
   let done = 0;
   while (done < length) {
     const { bytesRead } = await file.read(out, done, length - done, position + done);
-    if (bytesRead === 0) return into ? out.subarray(0, done) : out.slice(0, done);
+    if (bytesRead === 0) return out.slice(0, done);
     done += bytesRead;
   }
-  return out.subarray(0, length);
+  return out;
 }
