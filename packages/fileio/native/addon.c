@@ -24,12 +24,17 @@ typedef struct file_job {
   size_t len;
   double position, length, got, filesize; /* read */
   int from_end;
+  int pinned; /* readPinnedInto: the descriptor stays open and is handed back */
+  int fd;
   file_result_t result;
 } file_job_t;
 
 static void run(io_task_t *t) {
   file_job_t *j = (file_job_t *)t;
   if (j->op == JOB_WRITE) zs_write_file_direct(j->path, j->bytes, j->len, &j->result);
+  else if (j->pinned)
+    zs_read_range(j->path, &j->fd, 1, j->position, j->length, j->from_end, j->bytes, j->len, &j->got,
+                  &j->filesize, &j->result);
   else
     zs_read_file_range(j->path, j->position, j->length, j->from_end, j->bytes, j->len, &j->got, &j->filesize,
                        &j->result);
@@ -55,14 +60,16 @@ static napi_status errno_error(napi_env env, const file_result_t *r, napi_value 
 }
 
 static napi_status read_result(napi_env env, const file_job_t *j, napi_value *out) {
-  napi_value got, size;
+  napi_value got, size, fd;
   napi_status st;
-  if ((st = napi_create_array_with_length(env, 2, out)) != napi_ok ||
+  if ((st = napi_create_array_with_length(env, j->pinned ? 3 : 2, out)) != napi_ok ||
       (st = napi_create_double(env, j->got, &got)) != napi_ok ||
       (st = napi_create_double(env, j->filesize, &size)) != napi_ok ||
-      (st = napi_set_element(env, *out, 0, got)) != napi_ok)
+      (st = napi_set_element(env, *out, 0, got)) != napi_ok ||
+      (st = napi_set_element(env, *out, 1, size)) != napi_ok || !j->pinned)
     return st;
-  return napi_set_element(env, *out, 1, size);
+  if ((st = napi_create_int32(env, j->fd, &fd)) != napi_ok) return st;
+  return napi_set_element(env, *out, 2, fd);
 }
 
 /* Rejects with a plain Error naming the Node-API step that failed (or, failing even that, undefined). */
@@ -191,6 +198,27 @@ static napi_value read_js(napi_env env, napi_callback_info info) {
   return submit(env, j, argv[4]);
 }
 
+/* readPinnedInto(pathOrFd, position, length, fromEnd: 0|1, into: Uint8Array): resolves with [bytesRead,
+ * fileSize, fd]. Given a path, the file it opens stays open (fd, or -1 when it is not a regular file) for
+ * later calls given that fd, which read the same file whatever is renamed over the path; the caller
+ * closes it. See zs_read_range. */
+static napi_value read_pinned_js(napi_env env, napi_callback_info info) {
+  napi_value argv[5];
+  file_job_t *j = job_args(env, info, 5, argv, JOB_READ);
+  if (!j) return NULL;
+  napi_valuetype first;
+  j->pinned = 1;
+  j->fd = -1;
+  int ok = napi_typeof(env, argv[0], &first) == napi_ok &&
+           (first == napi_number ? napi_get_value_int32(env, argv[0], &j->fd) == napi_ok && j->fd >= 0
+                                 : get_path(env, argv[0], &j->path)) &&
+           get_offset(env, argv[1], &j->position) && get_offset(env, argv[2], &j->length) &&
+           napi_get_value_int32(env, argv[3], &j->from_end) == napi_ok &&
+           get_bytes(env, argv[4], &j->bytes, &j->len);
+  if (!ok) return refuse(env, j, true, "bad arguments to readPinnedInto");
+  return submit(env, j, argv[4]);
+}
+
 /* writeFileDirect(path: string, bytes: Uint8Array): see zs_write_file_direct. */
 static napi_value write_js(napi_env env, napi_callback_info info) {
   napi_value argv[2];
@@ -209,7 +237,8 @@ static bool export_function(napi_env env, napi_value exports, const char *name, 
 
 NAPI_MODULE_INIT() {
   if (io_threads_init(env) != napi_ok || !export_function(env, exports, "writeFileDirect", write_js) ||
-      !export_function(env, exports, "readFileInto", read_js)) {
+      !export_function(env, exports, "readFileInto", read_js) ||
+      !export_function(env, exports, "readPinnedInto", read_pinned_js)) {
     bool pending = false;
     if (napi_is_exception_pending(env, &pending) != napi_ok || !pending)
       napi_throw_error(env, "ZS_INTERNAL", "could not set up the file I/O addon");

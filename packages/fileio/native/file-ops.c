@@ -105,14 +105,22 @@ void zs_write_file_direct(const char *path, const uint8_t *src, size_t n, file_r
 
 void zs_read_file_range(const char *path, double position, double length, int from_end, uint8_t *dst,
                         size_t cap, double *got, double *filesize, file_result_t *r) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
+  int fd = -1;
+  zs_read_range(path, &fd, 0, position, length, from_end, dst, cap, got, filesize, r);
+}
+
+void zs_read_range(const char *path, int *fd, int keep, double position, double length, int from_end,
+                   uint8_t *dst, size_t cap, double *got, double *filesize, file_result_t *r) {
+  /* A descriptor the caller holds is never closed here, not even when a call on it fails. */
+  int ours = path != NULL;
+  if (ours && (*fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
     failed(r, "open", -1);
     return;
   }
   struct stat st;
-  if (fstat(fd, &st) < 0) {
-    failed(r, "fstat", fd);
+  if (fstat(*fd, &st) < 0) {
+    failed(r, "fstat", ours ? *fd : -1);
+    if (ours) *fd = -1;
     return;
   }
   *filesize = S_ISREG(st.st_mode) ? (double)st.st_size : -1;
@@ -122,15 +130,19 @@ void zs_read_file_range(const char *path, double position, double length, int fr
   int too_small = *filesize >= 0 && want > (double)cap;
   size_t n = *filesize < 0 || too_small ? 0 : (size_t)want, done = 0;
   while (done < n) {
-    ssize_t got_now = pread(fd, dst + done, n - done, (off_t)start + (off_t)done);
+    ssize_t got_now = pread(*fd, dst + done, n - done, (off_t)start + (off_t)done);
     if (got_now < 0 && errno == EINTR) continue;
     if (got_now < 0) {
-      failed(r, "read", fd);
+      failed(r, "read", ours ? *fd : -1);
+      if (ours) *fd = -1;
       return;
     }
     if (got_now == 0) break;
     done += (size_t)got_now;
   }
-  close(fd);
+  if (ours && (!keep || *filesize < 0)) {
+    close(*fd);
+    *fd = -1;
+  }
   *got = too_small ? -1 : (double)done;
 }

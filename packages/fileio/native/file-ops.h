@@ -21,4 +21,10 @@ void zs_write_file_direct(const char *path, const uint8_t *src, size_t n, file_r
 void zs_read_file_range(const char *path, double position, double length, int from_end, uint8_t *dst,
                         size_t cap, double *got, double *filesize, file_result_t *r);
 
+/* zs_read_file_range on a descriptor: with a path, the file is opened into *fd and, when `keep` and it is
+ * a regular file, left open for the caller (else closed, *fd = -1); with path NULL, *fd is the caller's
+ * open descriptor, read and left open. A file renamed over the path later does not change what *fd reads. */
+void zs_read_range(const char *path, int *fd, int keep, double position, double length, int from_end,
+                   uint8_t *dst, size_t cap, double *got, double *filesize, file_result_t *r);
+
 #endif

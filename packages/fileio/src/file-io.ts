@@ -19,3 +19,16 @@ export type FileRangeReader = (
   fromEnd: boolean,
   into: Uint8Array,
 ) => Promise<[number, number]>;
+
+/**
+ * Reads of one file through one descriptor. The first read opens the path and keeps the file open; later
+ * reads read that same file, whatever is renamed over the path meanwhile (the open inode stays intact),
+ * so an object replaced by stage-and-rename is read from one version only. Each read answers as a
+ * FileRangeReader does; a first read that fails or finds no regular file leaves nothing open, and the next
+ * read opens the path again. Later reads may run at once once the first has settled. `close` waits for
+ * the open and releases the descriptor; no read may follow it.
+ */
+export interface PinnedFile {
+  read(position: number, length: number, fromEnd: boolean, into: Uint8Array): Promise<[number, number]>;
+  close(): Promise<void>;
+}

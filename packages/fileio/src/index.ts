@@ -1,8 +1,9 @@
-import type { DirectFileWriter, FileRangeReader } from "./file-io.js";
-import { loadFileIoAddon } from "./native-addon.js";
-import { nodeFsRangeReader, nodeFsWriter } from "./node-fs.js";
+import { closeSync } from "node:fs";
+import type { DirectFileWriter, FileRangeReader, PinnedFile } from "./file-io.js";
+import { type FileIoAddon, loadFileIoAddon } from "./native-addon.js";
+import { nodeFsPinnedFile, nodeFsRangeReader, nodeFsWriter } from "./node-fs.js";
 
-export type { DirectFileWriter, FileRangeReader } from "./file-io.js";
+export type { DirectFileWriter, FileRangeReader, PinnedFile } from "./file-io.js";
 
 /**
  * How file jobs run: "native" is the addon (its own I/O threads, O_DIRECT writes on Linux); "node:fs" is
@@ -27,11 +28,49 @@ export function directFileWriter(): DirectFileWriter {
   return (path, bytes) => addon.writeFileDirect(path, bytes);
 }
 
-/** A range reader that is one job (open, fstat, pread, close) on the addon's I/O threads, else node:fs. */
-export function fileRangeReader(): FileRangeReader {
+/**
+ * A range reader that is one job (open, fstat, pread, close) on the addon's I/O threads, else (or with
+ * `native` false) node:fs.
+ */
+export function fileRangeReader(native = true): FileRangeReader {
   const r = loadFileIoAddon();
-  if (!("addon" in r)) return nodeFsRangeReader;
+  if (!native || !("addon" in r)) return nodeFsRangeReader;
   const addon = r.addon;
   return (path, position, length, fromEnd, into) =>
     addon.readFileInto(path, position, length, fromEnd ? 1 : 0, into);
+}
+
+/**
+ * Opens PinnedFiles: each read one job on the addon's I/O threads (the first opens the file and keeps
+ * it, as many jobs as unpinned reads), else (or with `native` false) node:fs.
+ */
+export function pinnedFileReader(native = true): (path: string) => PinnedFile {
+  const r = loadFileIoAddon();
+  if (!native || !("addon" in r)) return nodeFsPinnedFile;
+  const addon = r.addon;
+  return (path) => nativePinnedFile(addon, path);
+}
+
+function nativePinnedFile(addon: FileIoAddon, path: string): PinnedFile {
+  /** The descriptor the first read opened, -1 when it left none open. */
+  let opened: Promise<number> | undefined;
+  return {
+    async read(position, length, fromEnd, into) {
+      const fd = opened === undefined ? -1 : await opened;
+      const first = addon.readPinnedInto(fd >= 0 ? fd : path, position, length, fromEnd ? 1 : 0, into);
+      if (fd < 0)
+        opened = first.then(
+          ([, , kept]) => kept,
+          () => -1,
+        );
+      const [read, size] = await first;
+      return [read, size];
+    },
+    async close() {
+      const fd = opened === undefined ? -1 : await opened;
+      opened = undefined;
+      // Closing a read-only regular file does no I/O: no job is worth queueing for it.
+      if (fd >= 0) closeSync(fd);
+    },
+  };
 }

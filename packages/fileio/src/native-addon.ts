@@ -10,6 +10,14 @@ export interface FileIoAddon {
     fromEnd: 0 | 1,
     into: Uint8Array,
   ): Promise<[number, number]>;
+  /** As readFileInto, through a descriptor: a path opens one and keeps it open, an fd reads through it. */
+  readPinnedInto(
+    pathOrFd: string | number,
+    position: number,
+    length: number,
+    fromEnd: 0 | 1,
+    into: Uint8Array,
+  ): Promise<[number, number, number]>;
 }
 
 let loaded: { addon: FileIoAddon } | { error: string } | undefined;

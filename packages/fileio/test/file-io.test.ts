@@ -1,11 +1,25 @@
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { directFileWriter, type FileRangeReader, fileIoBackend, fileRangeReader } from "../src/index.js";
-import { nodeFsRangeReader, nodeFsWriter } from "../src/node-fs.js";
+import {
+  directFileWriter,
+  type FileRangeReader,
+  fileIoBackend,
+  fileRangeReader,
+  pinnedFileReader,
+} from "../src/index.js";
+import { nodeFsPinnedFile, nodeFsRangeReader, nodeFsWriter } from "../src/node-fs.js";
 
 // Inside the package rather than os.tmpdir(): a tmpfs /tmp keeps every page in memory whatever we do,
 // and the page-cache assertion below is about a disk filesystem.
@@ -24,8 +38,8 @@ function pattern(n: number): Uint8Array {
   return b;
 }
 
-const native = () => ({ write: writer(), read: fileRangeReader() });
-const nodeFs = () => ({ write: nodeFsWriter, read: nodeFsRangeReader });
+const native = () => ({ write: writer(), read: fileRangeReader(), pinned: pinnedFileReader() });
+const nodeFs = () => ({ write: nodeFsWriter, read: nodeFsRangeReader, pinned: nodeFsPinnedFile });
 
 for (const [name, impl] of [
   ["native", native],
@@ -68,6 +82,60 @@ for (const [name, impl] of [
 
   test(`range reader [${name}]: ranges and suffixes clamp to the file, into the start of the caller's buffer`, async () => {
     await checkRanges(impl().read, join(dir, `${name}-ranges`));
+  });
+
+  test(`pinned file [${name}]: reads as the range reader does`, async () => {
+    const pin = impl().pinned;
+    await checkRanges(
+      (path, ...rest) => {
+        const file = pin(path);
+        return file.read(...rest).finally(() => file.close());
+      },
+      join(dir, `${name}-pinned-ranges`),
+    );
+  });
+
+  test(`pinned file [${name}]: after the first read, a rename over the path or an unlink does not change what it reads`, async () => {
+    const path = join(dir, `${name}-pinned`);
+    const old = pattern(5000);
+    writeFileSync(path, old);
+    const file = impl().pinned(path);
+    const into = new Uint8Array(5000);
+    try {
+      assert.deepEqual(await file.read(0, 100, true, into), [100, 5000]);
+      writeFileSync(`${path}.new`, pattern(7000).reverse());
+      renameSync(`${path}.new`, path);
+      assert.deepEqual(await file.read(10, 20, false, into), [20, 5000], "the open file's size");
+      assert.deepEqual(into.subarray(0, 20), old.subarray(10, 30));
+      unlinkSync(path);
+      assert.deepEqual(
+        await Promise.all([file.read(0, 8, true, into), file.read(0, 1, false, new Uint8Array(1))]),
+        [
+          [8, 5000],
+          [1, 5000],
+        ],
+      );
+      assert.deepEqual(into.subarray(0, 8), old.subarray(4992));
+    } finally {
+      await file.close();
+    }
+  });
+
+  test(`pinned file [${name}]: a first read that finds nothing leaves nothing open; a later read opens the path`, async () => {
+    const path = join(dir, `${name}-pinned-late`);
+    const file = impl().pinned(path);
+    const into = new Uint8Array(4);
+    await assert.rejects(file.read(0, 4, false, into), { code: "ENOENT" });
+    writeFileSync(path, "abcd");
+    assert.deepEqual(await file.read(0, 4, false, into), [4, 4]);
+    await file.close();
+    const fds = readdirSync("/proc/self/fd").length;
+    for (let i = 0; i < 20; i++) {
+      const f = impl().pinned(path);
+      await f.read(0, 4, false, into);
+      await f.close();
+    }
+    assert.ok(readdirSync("/proc/self/fd").length <= fds, "every pinned file closed its descriptor");
   });
 }
 

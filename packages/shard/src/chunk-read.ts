@@ -1,8 +1,9 @@
 import { CorruptShard, SchemaError, type TypedArray } from "@zarr-stream/spec";
-import type { ReadableStore } from "@zarr-stream/store";
+import type { PinnedObject, ReadableStore } from "@zarr-stream/store";
 import { isShardingCodec, type ShardingCodec } from "./codecs/sharding-codec.js";
 import { fillBox } from "./fill-value.js";
 import { forEachIndex, linearIndex } from "./grid.js";
+import { readPinned } from "./pinned-read.js";
 import type { ReadTarget } from "./ranged-read.js";
 import { settleAll } from "./settle.js";
 import { copyStrided } from "./strided.js";
@@ -55,7 +56,8 @@ function fillPart(
  * Reads the box `sel` (array coordinates, inside chunk `chunkIndex`) of the chunk object `key` into
  * `target`, through the array's codec pipeline: any Zarr v3 array whose codecs we have. A chunk that is
  * only sharded (sharding_indexed with no codec around it) is read partially: its index, then only the
- * inner chunks the box touches; anything else is read whole and decoded. Returns false, writing nothing,
+ * inner chunks the box touches, its index and bodies from one version when the store can pin one (as
+ * readShardInto does); anything else is read whole and decoded. Returns false, writing nothing,
  * when the object is absent. Arrays with a `layout` read faster through readShardInto.
  */
 export async function readChunkInto(
@@ -76,7 +78,17 @@ export async function readChunkInto(
   const { pipeline } = array;
   const serialiser = pipeline.arrayToBytes;
   if (pipeline.arrayToArray.length === 0 && pipeline.bytesToBytes.length === 0 && isShardingCodec(serialiser))
-    return readShardedChunkInto(store, key, array, serialiser, origin, sel, target);
+    return readPinned(store, key, (object, attempt) =>
+      // A retry may find inner chunks absent that the attempt before wrote: they must be filled.
+      readShardedChunkInto(
+        object,
+        array,
+        serialiser,
+        origin,
+        sel,
+        attempt === 1 ? target : { ...target, zeroed: false },
+      ),
+    );
   const bytes = await store.get(key);
   if (bytes === undefined) return false;
   place(await pipeline.decode(bytes, key), origin, array.chunkShape, sel, target);
@@ -84,17 +96,17 @@ export async function readChunkInto(
 }
 
 async function readShardedChunkInto(
-  store: ReadableStore,
-  key: string,
+  object: PinnedObject,
   array: ZarrArray,
   codec: ShardingCodec,
   origin: number[],
   sel: [number, number][],
   target: ReadTarget,
 ): Promise<boolean> {
+  const { key } = object;
   const n = codec.indexLength;
   const indexBytes =
-    codec.indexLocation === "start" ? await store.getRange(key, 0, n) : await store.getSuffix(key, n);
+    codec.indexLocation === "start" ? await object.getRange(0, n) : await object.getSuffix(n);
   if (indexBytes === undefined) return false;
   if (indexBytes.byteLength < n)
     throw new CorruptShard(
@@ -115,7 +127,7 @@ async function readShardedChunkInto(
     const length = index.nbytes[i]!;
     reads.push(
       (async () => {
-        const body = await store.getRange(key, offset, length);
+        const body = await object.getRange(offset, length);
         if (body === undefined || body.byteLength < length)
           throw new CorruptShard(
             `shard ${JSON.stringify(key)}: inner chunk ${i} reaches past the object's end`,

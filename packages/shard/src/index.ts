@@ -21,6 +21,7 @@ export {
   shardGrid,
   shardKey,
 } from "./metadata.js";
+export { SHARD_READ_ATTEMPTS } from "./pinned-read.js";
 export { type ReadScratch, type ReadTarget, readShardInto, readShardRegion } from "./ranged-read.js";
 export { LOCAL_SHARD_WINDOW, SHARD_WINDOW } from "./read-window.js";
 export { settleAll, settleLanes } from "./settle.js";

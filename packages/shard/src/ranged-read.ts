@@ -1,9 +1,10 @@
 import { decodeBoxes } from "@zarr-stream/codecs";
 import { CorruptShard, SchemaError, type TypedArray } from "@zarr-stream/spec";
-import type { ReadableStore } from "@zarr-stream/store";
+import type { PinnedObject, ReadableStore } from "@zarr-stream/store";
 import { allocTyped, bytesOf, itemSize, matchesDType } from "./dtype.js";
 import { checkShardIndex, forEachIndex, linearIndex, product } from "./grid.js";
 import { type ArrayLayout, chunksPerShard, validateLayout } from "./metadata.js";
+import { readPinned } from "./pinned-read.js";
 import { readHead, readIntoScratch, windowFor } from "./read-window.js";
 import { settleAll } from "./settle.js";
 import { type ReusableBuffer, shardIndexByteLength, zeroBox } from "./shard-format.js";
@@ -114,6 +115,11 @@ function checkTarget(layout: ArrayLayout, sel: [number, number][], t: ReadTarget
  * the window and the bodies past it are read into the caller's buffers, so a caller reading many shards
  * allocates nothing per shard (a second run of bodies, when the wanted ones lie apart, gets a buffer of
  * its own).
+ *
+ * The index and the bodies come from one version of the object when the store can pin one
+ * (ReadableStore.pin): a shard replaced mid-read is read again from its new version (the box is then
+ * written again whole, and a shard gone by then leaves what the earlier attempt wrote, returning false),
+ * and TornRead after SHARD_READ_ATTEMPTS. A store without pins reads as before, not snapshot-consistent.
  */
 export async function readShardInto(
   store: ReadableStore,
@@ -130,8 +136,33 @@ export async function readShardInto(
   checkSel(layout, shardIndex, sel, where);
   checkTarget(layout, sel, target, where);
   if (sel.some(([a, b]) => a === b)) return true;
+  const window = windowFor(store, layout, shardIndex, sel);
+  return readPinned(store, key, (object, attempt) =>
+    // A retry may find chunks absent that the attempt before wrote: they must be zeroed, not skipped.
+    readShardOnce(
+      object,
+      layout,
+      shardIndex,
+      sel,
+      attempt === 1 ? target : { ...target, zeroed: false },
+      window,
+      scratch,
+    ),
+  );
+}
 
-  const head = await readHead(store, key, layout, windowFor(store, layout, shardIndex, sel), scratch?.window);
+/** One attempt of readShardInto, every read through `object`. */
+async function readShardOnce(
+  object: PinnedObject,
+  layout: ArrayLayout,
+  shardIndex: number[],
+  sel: [number, number][],
+  target: ReadTarget,
+  window: number,
+  scratch: ReadScratch | undefined,
+): Promise<boolean> {
+  const key = object.key;
+  const head = await readHead(object, layout, window, scratch?.window);
   if (head === undefined) return false;
   const { chunkShape, shardShape } = layout;
   const grid = chunksPerShard(layout);
@@ -199,20 +230,20 @@ export async function readShardInto(
   });
   await settleAll([
     place(inside, (w) => bytes.subarray(w.offset - from!, w.offset - from! + w.nbytes)),
-    readBodies(store, key, layout, outside, place, scratch?.bodies),
+    readBodies(object, layout, outside, place, scratch?.bodies),
   ]);
   return true;
 }
 
 /** Fetches bodies the first read did not hold, one range read per coalesced span, and places each. */
 async function readBodies(
-  store: ReadableStore,
-  key: string,
+  object: PinnedObject,
   layout: ArrayLayout,
   wanted: Wanted[],
   place: (members: Wanted[], bodyOf: (w: Wanted) => Uint8Array) => Promise<void>,
   scratch?: ReusableBuffer,
 ): Promise<void> {
+  const key = object.key;
   const spans = coalesce(wanted);
   const indexLen = shardIndexByteLength(layout);
   // Past the window of an index-at-end shard, the object's size is unknown: the furthest span also reads
@@ -226,7 +257,7 @@ async function readBodies(
       const need = span.end - span.start;
       const ask = i === furthest ? need + indexLen : need;
       // The spans are read at once: the caller's buffer serves the first.
-      const bytes = await range(store, key, span.start, ask, i === 0 ? scratch : undefined);
+      const bytes = await range(object, span.start, ask, i === 0 ? scratch : undefined);
       if (bytes === undefined) {
         throw new CorruptShard(
           `shard ${JSON.stringify(key)}: object vanished between index and body reads`,
@@ -247,10 +278,10 @@ async function readBodies(
 }
 
 /** getRange, into the caller's reusable buffer when the store can. */
-function range(store: ReadableStore, key: string, offset: number, n: number, scratch?: ReusableBuffer) {
-  const { getRangeInto } = store;
-  if (scratch === undefined || getRangeInto === undefined) return store.getRange(key, offset, n);
-  return readIntoScratch(scratch, n, (into) => getRangeInto.call(store, key, offset, n, into));
+function range(object: PinnedObject, offset: number, n: number, scratch?: ReusableBuffer) {
+  const { getRangeInto } = object;
+  if (scratch === undefined || getRangeInto === undefined) return object.getRange(offset, n);
+  return readIntoScratch(scratch, n, (into) => getRangeInto.call(object, offset, n, into));
 }
 
 /**

@@ -1,5 +1,5 @@
 import { CorruptShard } from "@zarr-stream/spec";
-import type { ReadableStore } from "@zarr-stream/store";
+import type { PinnedObject, ReadableStore } from "@zarr-stream/store";
 import type { ArrayLayout } from "./metadata.js";
 import {
   parseShardIndex,
@@ -57,10 +57,10 @@ export async function readIntoScratch(
 }
 
 /** getSuffix, into the caller's reusable buffer when the store can. */
-async function suffix(store: ReadableStore, key: string, n: number, scratch?: ReusableBuffer) {
-  const { getSuffixInto } = store;
-  if (scratch === undefined || getSuffixInto === undefined) return store.getSuffix(key, n);
-  return readIntoScratch(scratch, n, (into) => getSuffixInto.call(store, key, n, into));
+async function suffix(object: PinnedObject, n: number, scratch?: ReusableBuffer) {
+  const { getSuffixInto } = object;
+  if (scratch === undefined || getSuffixInto === undefined) return object.getSuffix(n);
+  return readIntoScratch(scratch, n, (into) => getSuffixInto.call(object, n, into));
 }
 
 /** The parsed index and the window it came in; `from` is the object offset of `bytes[0]` when known. */
@@ -71,12 +71,11 @@ interface Head {
 }
 
 /**
- * Reads the window of `window` bytes (at least the index) and checks the index: its CRC, and every entry
+ * Reads the window of `window` bytes (at least the index) through the shard's pin and checks the index: its CRC, and every entry
  * against the object's size when the window turned out to be the whole object. Undefined when absent.
  */
 export async function readHead(
-  store: ReadableStore,
-  key: string,
+  object: PinnedObject,
   layout: ArrayLayout,
   window: number,
   scratch?: ReusableBuffer,
@@ -84,7 +83,8 @@ export async function readHead(
   const indexLen = shardIndexByteLength(layout);
   const atStart = layout.indexLocation === "start";
   const ask = Math.max(window, indexLen);
-  const bytes = atStart ? await store.getRange(key, 0, ask) : await suffix(store, key, ask, scratch);
+  const key = object.key;
+  const bytes = atStart ? await object.getRange(0, ask) : await suffix(object, ask, scratch);
   if (bytes === undefined) return undefined;
   if (bytes.byteLength < indexLen) {
     throw new CorruptShard(

@@ -103,6 +103,31 @@ export class StoreTimeout extends StoreError {
   }
 }
 
+/**
+ * A pinned read (ReadableStore.pin) found its object replaced or deleted since the read pinned it (S3 and
+ * HTTP: 412 on If-Match; MemoryStore: another version). Nothing of the other version was handed out; the
+ * caller starts its read of the object again.
+ */
+export class ObjectChanged extends StoreError {
+  override name = "ObjectChanged";
+}
+
+/**
+ * A shard read started again from each new version `attempts` times, and the object changed under every
+ * attempt: no attempt saw one version from its index to its last body. Nothing mixed was returned.
+ */
+export class TornRead extends StoreError {
+  override name = "TornRead";
+  constructor(
+    message: string,
+    key: string,
+    readonly attempts: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, key, options);
+  }
+}
+
 /** Bytes read from a store do not decode: bad CRC, truncated object, bad codec header, wrong length. */
 export class CorruptShard extends ZarrStreamError {
   override name = "CorruptShard";

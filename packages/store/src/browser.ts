@@ -6,3 +6,4 @@
 export * as check from "./arguments.js";
 export { assertByteCount, assertValidKey, assertValidPrefix, keyProblem, TEMP_PREFIX } from "./keys.js";
 export * from "./store.js";
+export { type PinnedAnswer, VersionPin } from "./version-pin.js";

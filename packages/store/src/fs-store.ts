@@ -2,7 +2,12 @@ import { type BigIntStats, renameSync, statSync } from "node:fs";
 import { type FileHandle, link, lstat, open, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { type FileRangeReader, fileRangeReader } from "@zarr-stream/fileio";
+import {
+  type FileRangeReader,
+  fileRangeReader,
+  type PinnedFile,
+  pinnedFileReader,
+} from "@zarr-stream/fileio";
 import { SchemaError, StoreError } from "@zarr-stream/spec";
 import * as check from "./arguments.js";
 import { DirectWrites, nativeFilesEnabled } from "./direct-writes.js";
@@ -11,9 +16,16 @@ import { withKeyLock } from "./fs-key-lock.js";
 import { listKeys } from "./fs-list.js";
 import { exists, makeDirs, replace, stage, syncDirs, unlinkQuietly } from "./fs-staging.js";
 import { currentStamp, fileStamp, laterThan, linkUnlessPresent, statNow } from "./fs-stamps.js";
-import type { ReadCost, Store } from "./store.js";
+import type { PinnedObject, ReadCost, Store } from "./store.js";
 
 const ABSENT = Symbol("absent");
+/** One read of a file, as FileRangeReader without the path: [bytes read, size]. */
+type ReadJob = (
+  position: number,
+  length: number,
+  fromEnd: boolean,
+  into: Uint8Array,
+) => Promise<[number, number]>;
 /** Reads up to this long allocate their result before the object's size is known (one job, not two). */
 const FRESH_READ_MAX = 1 << 20;
 /** get() reads this much in its first job; most objects read whole (zarr.json, tokens, manifests). */
@@ -36,6 +48,9 @@ export class FsStore implements Store {
   readonly #direct = DirectWrites.fromEnvironment();
   /** One job per read (open, fstat, pread, close, on the addon's I/O threads) instead of four node:fs calls. */
   readonly #reader: FileRangeReader | undefined = nativeFilesEnabled() ? fileRangeReader() : undefined;
+  /** Reads into the caller's buffer: the native job, else node:fs's open, fstat, read and close. */
+  readonly #intoReader: FileRangeReader = this.#reader ?? fileRangeReader(false);
+  readonly #pinned: (path: string) => PinnedFile = pinnedFileReader(nativeFilesEnabled());
 
   constructor(rootDir: string) {
     if (typeof rootDir !== "string" || rootDir === "" || rootDir.includes("\0")) {
@@ -84,7 +99,7 @@ export class FsStore implements Store {
 
   async getSuffixInto(key: string, n: number, into: Uint8Array): Promise<number | undefined> {
     check.suffix(key, n);
-    return this.#readInto("getSuffixInto", key, 0, n, true, into);
+    return readIntoBy(this.#intoJob(key), "getSuffixInto", key, 0, n, true, into);
   }
 
   async getRangeInto(
@@ -94,34 +109,41 @@ export class FsStore implements Store {
     into: Uint8Array,
   ): Promise<number | undefined> {
     check.range(key, offset, length);
-    return this.#readInto("getRangeInto", key, offset, length, false, into);
+    return readIntoBy(this.#intoJob(key), "getRangeInto", key, offset, length, false, into);
   }
 
-  /** A range (or, fromEnd, the last `length` bytes) read into the caller's buffer; how many bytes it wrote. */
-  async #readInto(
-    what: string,
-    key: string,
-    offset: number,
-    length: number,
-    fromEnd: boolean,
-    into: Uint8Array,
-  ): Promise<number | undefined> {
-    if (!(into instanceof Uint8Array)) throw new SchemaError(`${what}: into must be a Uint8Array`, "/into");
-    const tooSmall = (need: number) =>
-      new SchemaError(`${what}: ${key} needs ${need} bytes, into holds ${into.length}`, "/into");
-    if (this.#reader !== undefined) {
-      const got = await this.#readNative(key, fromEnd ? 0 : offset, length, fromEnd, into);
-      if (got === ABSENT) return undefined;
-      if (got.read < 0)
-        throw tooSmall(fromEnd ? Math.min(length, got.size) : Math.min(length, got.size - offset));
-      return got.read;
-    }
-    return this.#read(key, async (file, size) => {
-      const start = fromEnd ? Math.max(0, size - length) : Math.min(offset, size);
-      const n = fromEnd ? size - start : Math.min(length, size - start);
-      if (into.length < n) throw tooSmall(n);
-      return (await readFully(file, start, n, into)).length;
-    });
+  /**
+   * Reads of one version: every read goes through the descriptor the first read opened, one job each
+   * (native) as an unpinned read is, so a shard's index and bodies cost one open instead of one per read.
+   */
+  pin(key: string): PinnedObject {
+    check.key(key);
+    const file = this.#pinned(this.#path(key));
+    const job: ReadJob = (position, length, fromEnd, into) => file.read(position, length, fromEnd, into);
+    const fresh = async (position: number, length: number, fromEnd: boolean) => {
+      const got = await readFreshBy(job, key, position, length, fromEnd);
+      return got === ABSENT ? undefined : got.bytes;
+    };
+    return {
+      key,
+      getRange: (offset, length) => {
+        check.range(key, offset, length);
+        return fresh(offset, length, false);
+      },
+      getSuffix: (n) => {
+        check.suffix(key, n);
+        return fresh(0, n, true);
+      },
+      getRangeInto: (offset, length, into) => {
+        check.range(key, offset, length);
+        return readIntoBy(job, "getRangeInto", key, offset, length, false, into);
+      },
+      getSuffixInto: (n, into) => {
+        check.suffix(key, n);
+        return readIntoBy(job, "getSuffixInto", key, 0, n, true, into);
+      },
+      close: () => file.close(),
+    };
   }
 
   async size(key: string): Promise<number | undefined> {
@@ -241,37 +263,14 @@ export class FsStore implements Store {
     return join(this.root, key);
   }
 
-  /** One native read job; a missing path or anything but a regular file at the key reads as absent. */
-  async #readNative(
-    key: string,
-    position: number,
-    length: number,
-    fromEnd: boolean,
-    into: Uint8Array,
-  ): Promise<{ read: number; size: number } | typeof ABSENT> {
-    let read: number;
-    let size: number;
-    try {
-      [read, size] = await this.#reader!(this.#path(key), position, length, fromEnd, into);
-    } catch (err) {
-      if (isAbsent(err) || errorCode(err) === "EISDIR") return ABSENT;
-      throw fsError("read", key, err);
-    }
-    return size < 0 ? ABSENT : { read, size };
+  /** A native read into a fresh buffer of `length` bytes (see readFreshBy). */
+  #readFresh(key: string, position: number, length: number, fromEnd: boolean) {
+    return readFreshBy(jobOn(this.#reader!, this.#path(key)), key, position, length, fromEnd);
   }
 
-  /** A native read into a fresh buffer of `length` bytes (not zero-filled: the read overwrites it). */
-  async #readFresh(
-    key: string,
-    position: number,
-    length: number,
-    fromEnd: boolean,
-  ): Promise<{ bytes: Uint8Array; size: number } | typeof ABSENT> {
-    const buffer = new Uint8Array(Buffer.allocUnsafeSlow(length).buffer, 0, length);
-    const got = await this.#readNative(key, position, length, fromEnd, buffer);
-    if (got === ABSENT) return ABSENT;
-    // A short read hands out a copy, so the buffer's unread tail is never reachable.
-    return { bytes: got.read < length ? buffer.slice(0, got.read) : buffer, size: got.size };
+  /** A read of the key's path into the caller's buffer. */
+  #intoJob(key: string): ReadJob {
+    return jobOn(this.#intoReader, this.#path(key));
   }
 
   /** Opens the key for reading; a missing path or a directory at the key reads as absent. */
@@ -298,22 +297,77 @@ export class FsStore implements Store {
   }
 }
 
-/** Reads `length` bytes at `position` into `into` (the caller's buffer, first bytes) or a new buffer. */
-async function readFully(
-  file: FileHandle,
+/** `reader` bound to one path. */
+function jobOn(reader: FileRangeReader, path: string): ReadJob {
+  return (position, length, fromEnd, into) => reader(path, position, length, fromEnd, into);
+}
+
+/** One read job; a missing path or anything but a regular file at the key reads as absent. */
+async function runJob(
+  job: ReadJob,
+  key: string,
   position: number,
   length: number,
-  into?: Uint8Array,
-): Promise<Uint8Array> {
+  fromEnd: boolean,
+  into: Uint8Array,
+): Promise<{ read: number; size: number } | typeof ABSENT> {
+  let read: number;
+  let size: number;
+  try {
+    [read, size] = await job(position, length, fromEnd, into);
+  } catch (err) {
+    if (isAbsent(err) || errorCode(err) === "EISDIR") return ABSENT;
+    throw fsError("read", key, err);
+  }
+  return size < 0 ? ABSENT : { read, size };
+}
+
+/** A read into a fresh buffer of `length` bytes (not zero-filled: the read overwrites it). */
+async function readFreshBy(
+  job: ReadJob,
+  key: string,
+  position: number,
+  length: number,
+  fromEnd: boolean,
+): Promise<{ bytes: Uint8Array; size: number } | typeof ABSENT> {
+  const buffer = new Uint8Array(Buffer.allocUnsafeSlow(length).buffer, 0, length);
+  const got = await runJob(job, key, position, length, fromEnd, buffer);
+  if (got === ABSENT) return ABSENT;
+  // A short read hands out a copy, so the buffer's unread tail is never reachable.
+  return { bytes: got.read < length ? buffer.slice(0, got.read) : buffer, size: got.size };
+}
+
+/** A range (or, fromEnd, the last `length` bytes) read into the caller's buffer; how many bytes it wrote. */
+async function readIntoBy(
+  job: ReadJob,
+  what: string,
+  key: string,
+  offset: number,
+  length: number,
+  fromEnd: boolean,
+  into: Uint8Array,
+): Promise<number | undefined> {
+  if (!(into instanceof Uint8Array)) throw new SchemaError(`${what}: into must be a Uint8Array`, "/into");
+  const got = await runJob(job, key, fromEnd ? 0 : offset, length, fromEnd, into);
+  if (got === ABSENT) return undefined;
+  if (got.read < 0) {
+    const need = fromEnd ? Math.min(length, got.size) : Math.min(length, got.size - offset);
+    throw new SchemaError(`${what}: ${key} needs ${need} bytes, into holds ${into.length}`, "/into");
+  }
+  return got.read;
+}
+
+/** Reads `length` bytes at `position` into a new buffer (shorter at the file's end). */
+async function readFully(file: FileHandle, position: number, length: number): Promise<Uint8Array> {
   // Not zero-filled first: the read overwrites every byte we hand out, and clearing megabytes per shard
-  // read is a tenth of a reader's JS time. A short read of a fresh buffer returns a copy, so
-  // the uninitialised tail is never reachable through the result's buffer.
-  const out = into ?? new Uint8Array(Buffer.allocUnsafeSlow(length).buffer, 0, length);
+  // read is a tenth of a reader's JS time. A short read returns a copy, so the uninitialised tail is never
+  // reachable through the result's buffer.
+  const out = new Uint8Array(Buffer.allocUnsafeSlow(length).buffer, 0, length);
   let done = 0;
   while (done < length) {
     const { bytesRead } = await file.read(out, done, length - done, position + done);
-    if (bytesRead === 0) return into ? out.subarray(0, done) : out.slice(0, done);
+    if (bytesRead === 0) return out.slice(0, done);
     done += bytesRead;
   }
-  return out.subarray(0, length);
+  return out;
 }

@@ -4,3 +4,4 @@ export { openStore, registerStoreScheme, type StoreFactory } from "./open-store.
 export { S3_TIMEOUT_DEFAULTS, S3_TIMEOUT_ENV, S3Store, type S3StoreOptions } from "./s3-store.js";
 export { copyStore, snapshotStore } from "./snapshot.js";
 export * from "./store.js";
+export { type PinnedAnswer, VersionPin } from "./version-pin.js";

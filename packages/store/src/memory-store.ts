@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import * as check from "./arguments.js";
-import type { ReadCost, Store } from "./store.js";
+import type { PinnedObject, ReadCost, Store } from "./store.js";
+import { type PinnedAnswer, VersionPin } from "./version-pin.js";
 
 /**
  * A Store held in a Map, for tests and in-process pipelines. Bytes are copied on the way in and out, so
@@ -33,6 +34,35 @@ export class MemoryStore implements Store {
     check.suffix(key, n);
     const bytes = this.#objects.get(key);
     return bytes?.slice(Math.max(0, bytes.length - n));
+  }
+
+  /** Reads of one version: each read compares the object's version with the pinned one. */
+  pin(key: string): PinnedObject {
+    check.key(key);
+    const pin = new VersionPin(key, `MemoryStore ${this.url}`);
+    const answer = (ifMatch: string | undefined, cut: (bytes: Uint8Array) => Uint8Array) => {
+      const bytes = this.#objects.get(key);
+      const version = this.#versions.get(key);
+      const got: PinnedAnswer<Uint8Array> =
+        bytes === undefined
+          ? "absent"
+          : ifMatch !== undefined && version !== ifMatch
+            ? "changed"
+            : { value: cut(bytes), version };
+      return Promise.resolve(got);
+    };
+    return {
+      key,
+      getRange: (offset, length) => {
+        check.range(key, offset, length);
+        return pin.read("getRange", (ifMatch) => answer(ifMatch, (b) => b.slice(offset, offset + length)));
+      },
+      getSuffix: (n) => {
+        check.suffix(key, n);
+        return pin.read("getSuffix", (ifMatch) => answer(ifMatch, (b) => b.slice(Math.max(0, b.length - n))));
+      },
+      close: () => Promise.resolve(),
+    };
   }
 
   async size(key: string): Promise<number | undefined> {

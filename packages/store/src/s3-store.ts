@@ -3,7 +3,8 @@ import type { HeadObjectCommandOutput, S3Client, S3ClientConfig } from "@aws-sdk
 import { StoreError, StoreTimeout } from "@zarr-stream/spec";
 import * as check from "./arguments.js";
 import { assertValidPrefix, keyProblem } from "./keys.js";
-import type { ReadCost, Store } from "./store.js";
+import type { PinnedObject, ReadCost, Store } from "./store.js";
+import { type PinnedAnswer, VersionPin } from "./version-pin.js";
 
 /** The SDK module, loaded on first use so that opening a local store never pays for it. */
 type Sdk = typeof import("@aws-sdk/client-s3");
@@ -134,6 +135,44 @@ export class S3Store implements Store {
     return (await this.#getObject(key, `bytes=-${n}`))?.bytes;
   }
 
+  /**
+   * Reads of one version: the ETag of the first answer rides as If-Match on every later GET of the pin,
+   * requests that are made anyway; 412 means the object was replaced (ObjectChanged).
+   */
+  pin(key: string): PinnedObject {
+    check.key(key);
+    const pin = new VersionPin(key, `S3Store ${this.url}`);
+    const read = (what: string, range: string | undefined) =>
+      pin.read(what, async (ifMatch): Promise<PinnedAnswer<Uint8Array>> => {
+        try {
+          // An HTTP range cannot be empty: a HEAD answers whether the pinned version is still there.
+          const got =
+            range === undefined
+              ? await this.#head(what, key, ifMatch).then(
+                  (h) => h && { bytes: new Uint8Array(0), version: h.ETag },
+                )
+              : await this.#getObject(key, range, ifMatch);
+          return got === undefined ? "absent" : { value: got.bytes, version: got.version };
+        } catch (err) {
+          if (ifMatch !== undefined && httpStatus(err instanceof StoreError ? err.cause : err) === 412)
+            return "changed";
+          throw err;
+        }
+      });
+    return {
+      key,
+      getRange: (offset, length) => {
+        check.range(key, offset, length);
+        return read("getRange", length === 0 ? undefined : `bytes=${offset}-${offset + length - 1}`);
+      },
+      getSuffix: (n) => {
+        check.suffix(key, n);
+        return read("getSuffix", n === 0 ? undefined : `bytes=-${n}`);
+      },
+      close: () => Promise.resolve(),
+    };
+  }
+
   async size(key: string): Promise<number | undefined> {
     check.key(key);
     const head = await this.#head("size", key);
@@ -216,11 +255,13 @@ export class S3Store implements Store {
   }
 
   /** The object's HEAD response, or undefined when absent. */
-  async #head(action: string, key: string): Promise<HeadObjectCommandOutput | undefined> {
+  async #head(action: string, key: string, ifMatch?: string): Promise<HeadObjectCommandOutput | undefined> {
     const { HeadObjectCommand } = await loadSdk();
     try {
       return await this.#request(action, key, (s3, abortSignal) =>
-        s3.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.#root + key }), { abortSignal }),
+        s3.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.#root + key, IfMatch: ifMatch }), {
+          abortSignal,
+        }),
       );
     } catch (err) {
       if (httpStatus(err) === 404) return undefined;
@@ -228,16 +269,18 @@ export class S3Store implements Store {
     }
   }
 
+  /** The object or a range of it with its ETag; with `ifMatch`, a 412 rejects (StoreError, cause 412). */
   async #getObject(
     key: string,
     range: string | undefined,
+    ifMatch?: string,
   ): Promise<{ bytes: Uint8Array; version: string } | undefined> {
     const { GetObjectCommand } = await loadSdk();
     try {
       // The body is read inside the deadline: a server that sends headers and then stalls is silent too.
       const [out, bytes] = await this.#request("read", key, async (s3, abortSignal) => {
         const out = await s3.send(
-          new GetObjectCommand({ Bucket: this.bucket, Key: this.#root + key, Range: range }),
+          new GetObjectCommand({ Bucket: this.bucket, Key: this.#root + key, Range: range, IfMatch: ifMatch }),
           { abortSignal },
         );
         return [

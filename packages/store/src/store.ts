@@ -40,6 +40,35 @@ export interface ReadableStore {
   getRangeInto?(key: string, offset: number, length: number, into: Uint8Array): Promise<number | undefined>;
   /** Object size in bytes, or undefined when absent. */
   size(key: string): Promise<number | undefined>;
+  /**
+   * Optional: reads of one version of `key` (see PinnedObject), for a reader that takes an object's
+   * index and bodies in separate reads while a writer may replace it whole. Makes no request itself.
+   * A store without it is not snapshot-consistent: two reads of one key may see two versions.
+   */
+  pin?(key: string): PinnedObject;
+}
+
+/**
+ * Reads of one version of one object, from ReadableStore.pin. The first read that finds the object pins
+ * the version it read; every later read returns bytes of that version or throws ObjectChanged (from
+ * @zarr-stream/spec) when the object was replaced or deleted since, never bytes of another version.
+ * Reads answer as the store's own methods of the same names do (undefined: absent, before anything was
+ * pinned). Later reads may run at once; the first must settle before them. A pin is the capability's
+ * whole interface because it costs no request of its own on any backend: FsStore keeps the file the first
+ * read opened (a rename over the key leaves the open inode intact), S3Store and HTTP stores send the
+ * first response's ETag as If-Match with the requests that are made anyway (412: changed), MemoryStore
+ * compares its version.
+ */
+export interface PinnedObject {
+  readonly key: string;
+  getRange(offset: number, length: number): Promise<Uint8Array | undefined>;
+  getSuffix(n: number): Promise<Uint8Array | undefined>;
+  /** As ReadableStore.getRangeInto; offered where the store's own is. */
+  getRangeInto?(offset: number, length: number, into: Uint8Array): Promise<number | undefined>;
+  /** As ReadableStore.getSuffixInto; offered where the store's own is. */
+  getSuffixInto?(n: number, into: Uint8Array): Promise<number | undefined>;
+  /** Releases what the pin holds (FsStore: the open file) once every read through it has settled. */
+  close(): Promise<void>;
 }
 
 /** Writes: the atomic put, create-only put and delete the contract needs. */

@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { MemoryStore } from "../src/memory-store.js";
-import { bytes, storeSuite, versionedStoreSuite } from "./store-suite.js";
+import { bytes, pinnedStoreSuite, storeSuite, versionedStoreSuite } from "./store-suite.js";
 
 storeSuite("MemoryStore", () => new MemoryStore());
 versionedStoreSuite("MemoryStore", () => new MemoryStore());
+pinnedStoreSuite("MemoryStore", () => new MemoryStore(), false);
 
 describe("MemoryStore copies", () => {
   it("MemoryStore: changing the array passed to put does not change the stored object", async () => {

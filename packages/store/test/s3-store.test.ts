@@ -16,7 +16,7 @@ import {
 } from "@zarr-stream/test-support/s3-server";
 import { openStore } from "../src/open-store.js";
 import { S3Store } from "../src/s3-store.js";
-import { bytes, storeSuite, versionedStoreSuite } from "./store-suite.js";
+import { bytes, pinnedStoreSuite, storeSuite, versionedStoreSuite } from "./store-suite.js";
 
 // The same suite on an emulator (moto) and on a real S3 gateway serving a directory (versitygw).
 for (const kind of S3_SERVER_KINDS) {
@@ -31,6 +31,7 @@ for (const kind of S3_SERVER_KINDS) {
 
     storeSuite("S3Store", () => server.store());
     versionedStoreSuite("S3Store", () => server.store());
+    pinnedStoreSuite("S3Store", () => server.store(), false);
 
     it("S3Store.put: above the multipart threshold the upload is multipart and reads back whole", async () => {
       const s = server.store({ multipartThreshold: 5 * 1024 * 1024, partSize: 5 * 1024 * 1024 });

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { StoreError } from "@zarr-stream/spec";
+import { ObjectChanged, StoreError } from "@zarr-stream/spec";
 import fc from "fast-check";
 import type { Store } from "../src/store.js";
 
@@ -401,6 +401,97 @@ export function versionedStoreSuite(name: string, makeStore: () => Promise<Versi
       await assert.rejects(s.putIfVersion("k", bytes(1), ""), StoreError);
       await assert.rejects(s.putIfVersion("k", "x" as unknown as Uint8Array, null), StoreError);
       assert.deepEqual(await s.list(""), []);
+    });
+  });
+}
+
+type PinningStore = Store & Required<Pick<Store, "pin">>;
+
+/**
+ * The pin capability (reads of one version). `keepsOpen` stores (FsStore) go on reading the version they
+ * opened after a replace or delete; the others refuse the next read with ObjectChanged. Neither may hand
+ * out a byte of the new version.
+ */
+export function pinnedStoreSuite(
+  name: string,
+  makeStore: () => Promise<PinningStore> | PinningStore,
+  keepsOpen: boolean,
+): void {
+  const old = Uint8Array.from({ length: 64 }, (_, i) => i);
+  const replacement = Uint8Array.from({ length: 80 }, (_, i) => 200 - i);
+  /** The next read through `pinned` after the object changed: the old bytes, or ObjectChanged. */
+  const afterChange = async (read: () => Promise<Uint8Array | undefined>, expected: Uint8Array) => {
+    if (keepsOpen) return assert.deepEqual(await read(), expected);
+    await assert.rejects(read(), (err: unknown) => {
+      assert.ok(err instanceof ObjectChanged, String(err));
+      assert.equal(err.key, "shard");
+      return true;
+    });
+  };
+
+  describe(`${name} pinned reads (pin)`, () => {
+    it("Store.pin: ranges and suffixes read the object; an absent object reads as undefined", async () => {
+      const s = await makeStore();
+      await s.put("shard", old);
+      const pinned = s.pin("shard");
+      try {
+        assert.deepEqual(await pinned.getSuffix(8), old.slice(56));
+        assert.deepEqual(await pinned.getRange(4, 6), old.slice(4, 10));
+        assert.deepEqual(await pinned.getRange(60, 10), old.slice(60), "a range past the end is cut");
+        assert.deepEqual(await pinned.getRange(3, 0), new Uint8Array(0));
+        if (pinned.getRangeInto !== undefined) {
+          const into = new Uint8Array(8);
+          assert.equal(await pinned.getRangeInto(10, 8, into), 8);
+          assert.deepEqual(into, old.slice(10, 18));
+        }
+      } finally {
+        await pinned.close();
+      }
+      const absent = s.pin("nope");
+      assert.equal(await absent.getSuffix(4), undefined);
+      assert.equal(await absent.getRange(0, 4), undefined);
+      await absent.close();
+    });
+
+    it(`Store.pin: after the object is replaced, reads ${keepsOpen ? "still see the pinned version" : "throw ObjectChanged"}, never the new bytes`, async () => {
+      const s = await makeStore();
+      await s.put("shard", old);
+      const pinned = s.pin("shard");
+      try {
+        assert.deepEqual(await pinned.getSuffix(16), old.slice(48));
+        await s.put("shard", replacement);
+        await afterChange(() => pinned.getRange(0, 16), old.slice(0, 16));
+        await afterChange(() => pinned.getSuffix(4), old.slice(60));
+        await afterChange(() => pinned.getRange(8, 0), new Uint8Array(0));
+      } finally {
+        await pinned.close();
+      }
+      const fresh = s.pin("shard");
+      assert.deepEqual(
+        await fresh.getRange(0, 4),
+        replacement.slice(0, 4),
+        "a new pin reads the new version",
+      );
+      assert.deepEqual(await fresh.getSuffix(4), replacement.slice(76));
+      await fresh.close();
+    });
+
+    it(`Store.pin: after the object is deleted, reads ${keepsOpen ? "still see the pinned version" : "throw ObjectChanged"}`, async () => {
+      const s = await makeStore();
+      await s.put("shard", old);
+      const pinned = s.pin("shard");
+      try {
+        assert.deepEqual(await pinned.getRange(0, 4), old.slice(0, 4));
+        await s.delete("shard");
+        await afterChange(() => pinned.getSuffix(4), old.slice(60));
+      } finally {
+        await pinned.close();
+      }
+    });
+
+    it("Store.pin: refuses a bad key before any read", async () => {
+      const s = await makeStore();
+      assert.throws(() => s.pin("../x"), StoreError);
     });
   });
 }

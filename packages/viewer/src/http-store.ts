@@ -1,5 +1,13 @@
 import { StoreError } from "@zarr-stream/spec";
-import { check, type ListableStore, type ReadableStore, type ReadCost } from "@zarr-stream/store/browser";
+import {
+  check,
+  type ListableStore,
+  type PinnedAnswer,
+  type PinnedObject,
+  type ReadableStore,
+  type ReadCost,
+  VersionPin,
+} from "@zarr-stream/store/browser";
 
 /** The paths serveViewer answers besides the store's own objects. */
 export const LIST_PATH = "__list";
@@ -12,7 +20,8 @@ type Fetch = typeof fetch;
  * `bytes=-N`, sizes with HEAD. Every response is checked (status, Content-Range, body length) before its
  * bytes are handed on. It has no writes: a viewer never changes a store. `list` needs a server that
  * answers `GET <base>/__list?prefix=...` with a JSON array of keys, as serveViewer does. Keys follow the
- * store package's rules, checked before any request.
+ * store package's rules, checked before any request. `pin` reads one version of an object by its strong
+ * ETag (If-Match, 412 when replaced); a server that sends none, or only weak ones, gives no snapshot.
  */
 export class HttpStore implements ReadableStore, ListableStore {
   readonly url: string;
@@ -60,6 +69,48 @@ export class HttpStore implements ReadableStore, ListableStore {
     return this.#ranged(res, key, undefined, n, "getSuffix");
   }
 
+  /**
+   * Reads of one version: the first response's strong ETag rides as If-Match on every later request of
+   * the pin, requests that are made anyway; 412 means the object was replaced (ObjectChanged).
+   */
+  pin(key: string): PinnedObject {
+    check.key(key);
+    const pin = new VersionPin(key, `HttpStore ${this.#base}`);
+    const read = (op: string, offset: number | undefined, length: number) =>
+      pin.read(op, async (ifMatch): Promise<PinnedAnswer<Uint8Array>> => {
+        // An empty range cannot be spelled in a Range header: a HEAD answers whether the version is there.
+        const range =
+          length === 0
+            ? undefined
+            : offset === undefined
+              ? `bytes=-${length}`
+              : `bytes=${offset}-${offset + length - 1}`;
+        const res = await this.#request(range === undefined ? "HEAD" : "GET", key, range, ifMatch);
+        if (res.status === 412) {
+          await res.body?.cancel();
+          return "changed";
+        }
+        if (range === undefined) {
+          if (res.status !== 200 && res.status !== 404) throw this.#statusError(`${op} HEAD`, key, res);
+          return res.status === 404 ? "absent" : { value: new Uint8Array(0), version: strongEtag(res) };
+        }
+        const bytes = await this.#ranged(res, key, offset, length, op);
+        return bytes === undefined ? "absent" : { value: bytes, version: strongEtag(res) };
+      });
+    return {
+      key,
+      getRange: (offset, length) => {
+        check.range(key, offset, length);
+        return read("getRange", offset, length);
+      },
+      getSuffix: (n) => {
+        check.suffix(key, n);
+        return read("getSuffix", undefined, n);
+      },
+      close: () => Promise.resolve(),
+    };
+  }
+
   async size(key: string): Promise<number | undefined> {
     check.key(key);
     const res = await this.#request("HEAD", key);
@@ -88,8 +139,9 @@ export class HttpStore implements ReadableStore, ListableStore {
     return [...keys].sort(compareCodeUnits);
   }
 
-  async #request(method: "GET" | "HEAD", key: string, range?: string): Promise<Response> {
+  async #request(method: "GET" | "HEAD", key: string, range?: string, ifMatch?: string): Promise<Response> {
     const headers: Record<string, string> = range ? { Range: range } : {};
+    if (ifMatch !== undefined) headers["If-Match"] = ifMatch;
     try {
       // no-store: the manifest is polled, and a cached copy would hide new commits.
       return await this.#fetch(this.#base + keyToUrlPath(key), { method, headers, cache: "no-store" });
@@ -166,6 +218,12 @@ export class HttpStore implements ReadableStore, ListableStore {
     void res.body?.cancel();
     return new StoreError(`${op} ${this.#base}${key}: HTTP ${res.status} ${res.statusText}`, key);
   }
+}
+
+/** The response's ETag when it is a strong one: If-Match compares strongly, so a weak one never matches. */
+function strongEtag(res: Response): string | undefined {
+  const etag = res.headers.get("etag");
+  return etag === null || etag.startsWith("W/") ? undefined : etag;
 }
 
 /** The URL path of a key: each segment percent-encoded, so "#", "?" and "%" in keys survive. */

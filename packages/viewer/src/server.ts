@@ -182,7 +182,12 @@ async function sendStoreObject(req: IncomingMessage, res: ServerResponse, root: 
   return sendFile(req, res, real, key.endsWith(".json") ? "application/json" : "application/octet-stream");
 }
 
-/** One open file handle answers the request, so a concurrent atomic replace never mixes two versions. */
+/**
+ * One open file handle answers the request, so a concurrent atomic replace never mixes two versions. The
+ * strong ETag names that file (inode, size, modification time, as FsStore's versions do), and a request
+ * whose If-Match names none of the file's is answered 412: a reader that pinned a version by its ETag
+ * learns the object was replaced instead of getting the new one's bytes.
+ */
 async function sendFile(
   req: IncomingMessage,
   res: ServerResponse,
@@ -193,14 +198,21 @@ async function sendFile(
   if (handle === undefined) throw new HttpProblem(404, "not found");
   let handedOff = false;
   try {
-    const st = await handle.stat();
+    const st = await handle.stat({ bigint: true });
     if (!st.isFile()) throw new HttpProblem(404, "not found");
-    const size = st.size;
+    const size = Number(st.size);
+    const etag = `"${st.ino.toString(16)}-${st.size.toString(16)}-${st.mtimeNs.toString(16)}"`;
+    if (!ifMatchHolds(req.headers["if-match"], etag)) {
+      res.writeHead(412, { ETag: etag, "Cache-Control": "no-store", "Content-Length": 0 });
+      res.end();
+      return;
+    }
     const range = answerRange(req.headers.range, size);
     const headers: Record<string, string | number> = {
       "Content-Type": type,
       "Accept-Ranges": "bytes",
       "Cache-Control": "no-store",
+      ETag: etag,
     };
     if (range.kind === "unsatisfiable") {
       res.writeHead(416, { ...headers, "Content-Range": `bytes */${size}`, "Content-Length": 0 });
@@ -224,6 +236,13 @@ async function sendFile(
   } finally {
     if (!handedOff) await handle.close();
   }
+}
+
+/** RFC 9110 §13.1.1: absent, "*", or a list naming `etag` (strong comparison: a weak tag never matches). */
+function ifMatchHolds(header: string | undefined, etag: string): boolean {
+  if (header === undefined) return true;
+  const tags = header.split(",").map((t) => t.trim());
+  return tags.includes("*") || tags.includes(etag);
 }
 
 /** Every zarr.json key, not descending into an array's chunk tree nor through symlinks. */
