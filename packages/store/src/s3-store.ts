@@ -280,7 +280,12 @@ export class S3Store implements Store {
       // The body is read inside the deadline: a server that sends headers and then stalls is silent too.
       const [out, bytes] = await this.#request("read", key, async (s3, abortSignal) => {
         const out = await s3.send(
-          new GetObjectCommand({ Bucket: this.bucket, Key: this.#root + key, Range: range, IfMatch: ifMatch }),
+          new GetObjectCommand({
+            Bucket: this.bucket,
+            Key: this.#root + key,
+            Range: range,
+            IfMatch: ifMatch,
+          }),
           { abortSignal },
         );
         return [

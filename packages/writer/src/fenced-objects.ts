@@ -40,7 +40,11 @@ export class FencedObjects {
   /** Asked before a lease holder overwrites an object another write changed; false means Fenced. */
   mayOverwrite: (key: string) => Promise<boolean> = async () => true;
 
-  constructor(store: Store) {
+  /** `job`: the launch this handle belongs to, recorded in the leases it takes (RunRank.job). */
+  constructor(
+    store: Store,
+    private readonly job: string | null = null,
+  ) {
     if (!canFence(store)) {
       throw new StoreError(
         `${store.url} cannot fence writes (it lacks getVersioned, version or putIfVersion): a zarr-stream writer needs conditional puts`,
@@ -66,7 +70,7 @@ export class FencedObjects {
   async takeLease(writer: number, create: boolean): Promise<boolean> {
     const key = leaseKey(writer);
     const current = create ? undefined : await this.store.getVersioned(key);
-    const doc = newLease(writer, current?.bytes);
+    const doc = newLease(writer, current?.bytes, this.job);
     const version = await this.#putLease(key, leaseBytes(doc), current?.version ?? null);
     if (version === undefined) {
       if (create) return false;

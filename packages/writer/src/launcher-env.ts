@@ -6,6 +6,12 @@ export interface RunRank {
   count: number;
   /** The launcher whose variables gave the id ("explicit" when the caller gave it). */
   source: "explicit" | "openmpi" | "mpich" | "slurm-array" | "slurm" | "kubernetes";
+  /**
+   * The launch this process belongs to, shared by every process of it and by no other launch: the
+   * caller's, `ZSTREAM_JOB`, or the launcher's job id. Undefined when none is known. Two launches of one
+   * job are told apart by it (fencing.md, "A job started twice").
+   */
+  job?: string;
 }
 
 /**
@@ -21,6 +27,28 @@ const LAUNCHERS = [
   { source: "slurm", rank: "SLURM_PROCID", size: "SLURM_NTASKS" },
   { source: "kubernetes", rank: "JOB_COMPLETION_INDEX", size: undefined },
 ] as const;
+
+/** Job ids the launchers set, in the order they are tried (each a list of variables joined by "."). */
+const JOB_IDS: { source: string; vars: string[] }[] = [
+  { source: "openmpi", vars: ["PMIX_NAMESPACE"] },
+  { source: "openmpi", vars: ["OMPI_MCA_ess_base_jobid"] },
+  { source: "slurm-array", vars: ["SLURM_ARRAY_JOB_ID"] },
+  { source: "slurm", vars: ["SLURM_JOB_ID", "SLURM_STEP_ID"] },
+];
+
+/** This launch's job id: the caller's, then ZSTREAM_JOB, then the launcher's variables. */
+export function launchJob(
+  explicit: string | undefined,
+  env: Record<string, string | undefined>,
+): string | undefined {
+  if (explicit !== undefined) return explicit;
+  if (env.ZSTREAM_JOB !== undefined && env.ZSTREAM_JOB !== "") return env.ZSTREAM_JOB;
+  for (const { source, vars } of JOB_IDS) {
+    if (vars.every((v) => env[v] !== undefined && env[v] !== ""))
+      return `${source}:${vars.map((v) => env[v]).join(".")}`;
+  }
+  return undefined;
+}
 
 const LAUNCHER_HELP =
   "start the process under mpirun/srun (OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/SIZE, SLURM_PROCID/NTASKS), " +
@@ -48,7 +76,7 @@ function checkInteger(v: number, what: string, min: number): number {
  * variable is set. Every value is validated, and the id must be below the count.
  */
 export function runRank(
-  explicit: { id?: number; count?: number } = {},
+  explicit: { id?: number; count?: number; job?: string } = {},
   env: Record<string, string | undefined> = process.env,
 ): RunRank {
   let id = explicit.id === undefined ? undefined : checkInteger(explicit.id, "id", 0);
@@ -76,5 +104,6 @@ export function runRank(
       "/id",
     );
   }
-  return { id, count, source };
+  const job = launchJob(explicit.job, env);
+  return job === undefined ? { id, count, source } : { id, count, source, job };
 }

@@ -12,7 +12,7 @@ import type { Store } from "@zarr-stream/store";
 import type { RunRank } from "./launcher-env.js";
 import type { RunEvent, RunSettings } from "./run-options.js";
 import { type WriterOptions, ZarrStreamWriter } from "./writer.js";
-import { leaseKey } from "./writer-lease.js";
+import { leaseKey, parseLease } from "./writer-lease.js";
 
 export function commitSeqOf(m: OutputManifest | undefined): number {
   return (m as { commit_seq?: number } | undefined)?.commit_seq ?? 0;
@@ -49,6 +49,7 @@ export class RunOpener {
     }
     manifest ??= await this.waitForOwner();
     this.checkCount(manifest);
+    await this.waitForOwnerOfThisLaunch();
     // A lease for this id means an earlier process of it ran: resume; a first start joins.
     const mode = (await this.store.size(leaseKey(this.rank.id))) === undefined ? "join" : "resume";
     return { writer: await this.openAs(mode), mode };
@@ -57,6 +58,7 @@ export class RunOpener {
   openAs(mode: "create" | "join" | "resume"): Promise<ZarrStreamWriter> {
     const region = this.o.region ?? {};
     const opts: WriterOptions = { ...this.o.writerOptions };
+    if (this.rank.job !== undefined) opts.job ??= this.rank.job;
     if (mode === "create")
       return ZarrStreamWriter.create(this.store, this.o.schema!, this.role, region, opts);
     if (this.o.schema !== undefined) opts.schema = this.o.schema;
@@ -133,6 +135,30 @@ export class RunOpener {
     );
   }
 
+  /**
+   * A contributor of a known launch goes on only under an owner of the same launch: of a job started
+   * twice, the launch whose owner holds writer 0's lease (the newer: an owner that opens takes it) is the
+   * one whose contributors open, so the two launches never split the writer ids between them. An owner
+   * lease that names no launch (an owner started without one) is followed as before.
+   */
+  private async waitForOwnerOfThisLaunch(): Promise<void> {
+    const job = this.rank.job;
+    if (job === undefined) return;
+    let holder: string | null = null;
+    await this.waitUntil(
+      async () => {
+        const bytes = await this.store.get(leaseKey(0));
+        holder = bytes === undefined ? null : (parseLease(bytes)?.job ?? null);
+        return holder === null || holder === job ? true : undefined;
+      },
+      (waitedMs) => ({ kind: "waiting-for-owner", waitedMs }),
+      () =>
+        `writer ${this.rank.id} of ${this.rank.count} (launch ${job}) waited for an owner of its own launch, ` +
+        `and writer 0's lease still names launch ${holder}: this looks like a job started twice; stop one ` +
+        "of them (the one whose writer 0 holds the lease goes on)",
+    );
+  }
+
   /** The store's commit_seq now (0 before the first commit). */
   async committedSeq(): Promise<number> {
     return commitSeqOf(await readOutputManifestIfPresent(this.store));
@@ -141,18 +167,19 @@ export class RunOpener {
   private async waitUntil<T>(
     look: () => Promise<T | undefined>,
     event: (waitedMs: number) => RunEvent,
-    giveUp: string,
+    giveUp: string | (() => string),
   ): Promise<T> {
+    const why = () => (typeof giveUp === "string" ? giveUp : giveUp());
     const started = Date.now();
     let reported = 0;
     for (;;) {
       // Each look is bounded by what is left of the wait: a store call that hangs cannot outlast it.
       const left = Math.max(1, this.o.timeoutMs - (Date.now() - started));
-      const found = await this.bounded(look(), left, `looking for progress in a wait (${giveUp})`);
+      const found = await this.bounded(look(), left, `looking for progress in a wait (${why()})`);
       if (found !== undefined) return found;
       const waitedMs = Date.now() - started;
       if (waitedMs >= this.o.timeoutMs) {
-        throw new ProtocolError(`${this.store.url}: ${giveUp} (waited ${waitedMs} ms)`);
+        throw new ProtocolError(`${this.store.url}: ${why()} (waited ${waitedMs} ms)`);
       }
       if (waitedMs - reported >= this.o.reportEveryMs) {
         reported = waitedMs;

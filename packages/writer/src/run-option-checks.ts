@@ -59,6 +59,8 @@ export function checkRunOptions(options: unknown): asserts options is RunOptions
       `must be a store URL (s3://bucket/prefix, a path, file://, memory://) or an opened store, got ${describe(store)}`,
     );
   }
+  if (options.job !== undefined && (typeof options.job !== "string" || options.job === ""))
+    fail("/job", `must be a non-empty string, got ${describe(options.job)}`);
   for (const name of ["id", "count"] as const) {
     const v = options[name];
     if (v !== undefined && typeof v !== "number") fail(`/${name}`, `must be an integer, got ${describe(v)}`);

@@ -20,6 +20,12 @@ export interface RunOptions {
   id?: number;
   /** How many writers the run has; default: the launcher's size variable. */
   count?: number;
+  /**
+   * The launch this process belongs to; default ZSTREAM_JOB, then the launcher's job id (Open MPI, Slurm).
+   * A contributor joins only a run whose owner is of its launch, so of a job started twice the newer
+   * launch goes on and the older one is Fenced (fencing.md, "A job started twice").
+   */
+  job?: string;
   /** Where the defaults are read from (default process.env). */
   env?: Record<string, string | undefined>;
   /** This writer's region (seed §3). */

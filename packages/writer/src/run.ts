@@ -46,7 +46,10 @@ export class StreamRun {
 
   static async open(options: RunOptions): Promise<StreamRun> {
     const o = runSettings(options);
-    const rank = runRank({ id: options.id, count: options.count }, options.env ?? process.env);
+    const rank = runRank(
+      { id: options.id, count: options.count, job: options.job },
+      options.env ?? process.env,
+    );
     if (rank.id === 0 && options.schema === undefined) {
       throw new SchemaError("writer 0 is the run's owner: give it the schema to create the store", "/schema");
     }

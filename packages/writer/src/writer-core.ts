@@ -34,6 +34,8 @@ export interface WriterOptions {
   now?: () => Date;
   /** Run under a `.firecube/` control plane: claims, a run WAL, the schema as the resolved index. */
   controlPlane?: WriterControlPlaneOptions;
+  /** The launch this handle belongs to (the run API sets it from the launcher), recorded in its lease. */
+  job?: string;
 }
 
 export interface WriterInit {
@@ -93,7 +95,7 @@ export class WriterCore {
     this.namedRegion = named;
     const regionDims = Object.keys(named).sort();
     this.regionDims = regionDims;
-    this.objects = init.objects ?? new FencedObjects(store);
+    this.objects = init.objects ?? new FencedObjects(store, init.opts.job);
     this.objects.mayOverwrite = () => this.duties.mayOverwrite();
     this.commits = new ManifestCommits(this.objects, null, { url: store.url, writer: this.writerId });
     const contributorView = role.kind === "contributor" ? new ContributorView(committed, store) : undefined;

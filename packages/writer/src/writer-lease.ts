@@ -29,14 +29,16 @@ export interface LeaseDoc {
   acquired_at: string;
   nonce: string;
   sealed: string[];
+  /** The launch of the handle holding it (RunRank.job), or null when it has none. */
+  job: string | null;
 }
 
 /** A fresh lease for `writer`, one epoch past `previous` (the bytes it replaces, if any). */
-export function newLease(writer: number, previous: Uint8Array | undefined): LeaseDoc {
+export function newLease(writer: number, previous: Uint8Array | undefined, job: string | null): LeaseDoc {
   const epoch = previous === undefined ? 1 : (parseLease(previous)?.epoch ?? 0) + 1;
   // The nonce makes every lease body unique, so finding our own bytes there means our write landed.
   const acquired_at = new Date().toISOString();
-  return { schema: LEASE_SCHEMA, writer, epoch, acquired_at, nonce: randomUUID(), sealed: [] };
+  return { schema: LEASE_SCHEMA, writer, epoch, acquired_at, nonce: randomUUID(), sealed: [], job };
 }
 
 export function leaseBytes(doc: LeaseDoc): Uint8Array {
@@ -66,6 +68,7 @@ export function parseLease(bytes: Uint8Array): LeaseDoc | undefined {
     acquired_at: typeof d.acquired_at === "string" ? d.acquired_at : "",
     nonce: typeof d.nonce === "string" ? d.nonce : "",
     sealed,
+    job: typeof d.job === "string" ? d.job : null,
   };
 }
 

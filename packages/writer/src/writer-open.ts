@@ -106,7 +106,7 @@ export async function joinCore(
   checkRole(role);
   if (role.kind !== "contributor")
     throw new ProtocolError(`join is for contributors; a ${role.kind} uses create or resume`);
-  const objects = new FencedObjects(store);
+  const objects = new FencedObjects(store, opts.job);
   const read = await readManifestVersioned(store);
   if (read === undefined)
     throw new ProtocolError(`${store.url} has no ${MANIFEST_KEY}: the owner must create the store first`);
@@ -142,7 +142,7 @@ export async function resumeCore(
   checkRole(role);
   if (at !== undefined && (typeof at !== "number" || Number.isNaN(at)))
     throw new SchemaError(`resume: at must be a number, got ${at}`, "/at");
-  const objects = new FencedObjects(store);
+  const objects = new FencedObjects(store, opts.job);
   const read = await readManifestVersioned(store);
   if (read === undefined) return resumeUncommitted(store, role, region, opts, objects);
   const { manifest: m, tag } = read;
