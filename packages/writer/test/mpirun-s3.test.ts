@@ -76,4 +76,29 @@ describe("mpirun -n 4 over Versity's S3 gateway", { skip: mpirunSkipReason() }, 
       assert.deepEqual(differences(await dataObjects(s3), await dataObjects(fx.reference)), []);
     },
   );
+
+  it(
+    "mpirun: the same job started twice at once, again and again: one job finishes, the other fails with a named error, the store equals the formula bitwise",
+    { skip: fx.skip },
+    async () => {
+      const tries = Number(process.env.ZS_TWICE_TRIES ?? 20);
+      for (let i = 0; i < tries; i++) {
+        const prefix = `twice-${i}`;
+        const jobs = [0, 1].map(() => mpirun(`s3://${fx.bucket}/${prefix}`, fx.server));
+        const ended = await Promise.all(jobs.map((j) => j.exited));
+        const report = ended.map((e, j) => `job ${j}: exit ${e.code}\n${jobs[j]!.lines.join("\n")}\n${e.stderr}`);
+        const finished = ended.filter((e) => e.code === 0);
+        assert.equal(finished.length, 1, `try ${i}: ${finished.length} jobs finished\n${report.join("\n")}`);
+        const failed = ended.find((e) => e.code !== 0)!;
+        assert.match(
+          failed.stderr,
+          /\b(Fenced|CommitError|ProtocolError)\b/,
+          `try ${i}: the duplicate fails with a named error\n${report.join("\n")}`,
+        );
+        const s3 = fx.server.store({ prefix });
+        assert.equal(await committedValues(s3), await committedValues(fx.reference), `try ${i}: committed values`);
+        assert.deepEqual(differences(await dataObjects(s3), await dataObjects(fx.reference)), [], `try ${i}`);
+      }
+    },
+  );
 });
