@@ -6,7 +6,6 @@ import type { WriterOptions } from "./writer.js";
 /** What a run reports while it opens, writes, waits and commits (for a progress line or a log). */
 export type RunEvent =
   | { kind: "waiting-for-owner"; waitedMs: number }
-  | { kind: "waiting-for-commit"; round: number; waitedMs: number }
   | { kind: "opened"; id: number; count: number; mode: "create" | "join" | "resume"; nextRecord: number }
   | { kind: "posted"; round: number; records: number }
   | { kind: "waiting"; round: number; missing: number[]; waitedMs: number }
