@@ -89,7 +89,8 @@ Example:
 
 Validates the manifest and every zarr.json against their schemas and each other, checks that every
 committed shard object exists, its index CRC, and that inner chunks decode to the right length (from
-their frame headers; --deep decodes everything), and that every committed blob exists.
+their frame headers; --deep decodes everything and compares each committed shard and blob with the
+checksum its commit recorded), and that every committed blob exists.
 Exit 0 when sound, 1 with a list of problems (key: what is wrong) otherwise.
 
 Example:

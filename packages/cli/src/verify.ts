@@ -1,4 +1,4 @@
-import { profileCodec } from "@zarr-stream/codecs";
+import { crc32c, profileCodec } from "@zarr-stream/codecs";
 import { isV2, MANIFEST_KEY, parseJsonObject, readArrayRegion } from "@zarr-stream/reader";
 import {
   type ArrayLayout,
@@ -17,6 +17,7 @@ import {
   validateOutputManifest,
 } from "@zarr-stream/spec";
 import type { Store } from "@zarr-stream/store";
+import { readPublished } from "@zarr-stream/writer";
 import { bloscClaim, zstdClaim } from "./frame-header.js";
 import { runLimited } from "./limit.js";
 import {
@@ -41,7 +42,10 @@ export interface VerifyReport {
 }
 
 export interface VerifyOptions {
-  /** Decode every inner chunk instead of checking frame headers. */
+  /**
+   * Decode every inner chunk instead of checking frame headers, and compare every committed shard and
+   * blob with the checksum the commit that published it recorded (the commit ledgers, fencing.md).
+   */
   deep?: boolean;
   /** Called as shard objects are checked. */
   onProgress?: (done: number, total: number) => void;
@@ -147,11 +151,14 @@ async function checkShard(
   key: string,
   layout: ArrayLayout,
   deep: boolean,
+  published: Published | undefined,
 ): Promise<{ problem?: string; chunks: number }> {
   const bytes = await store.get(key);
   if (bytes === undefined) return { problem: "committed shard object is missing", chunks: 0 };
   try {
     if (deep) {
+      const changed = await changedSincePublished(key, bytes, published);
+      if (changed !== undefined) return { problem: changed, chunks: 0 };
       await decodeShard(layout, bytes, key);
     }
     const indexLen = shardIndexByteLength(layout);
@@ -183,6 +190,30 @@ async function checkShard(
   } catch (e) {
     return { problem: message(e).replace(`shard ${JSON.stringify(key)}: `, ""), chunks: 0 };
   }
+}
+
+type Published = Awaited<ReturnType<typeof readPublished>>;
+
+/**
+ * Whether `bytes` are not what the newest commit that published `key` recorded: rewritten after that
+ * commit by something no commit published (a second process of a writer, a flush that was never
+ * committed, a stray copy). Objects no ledger lists (stores written before ledgers, writers of other
+ * languages) have nothing to compare with.
+ */
+async function changedSincePublished(
+  key: string,
+  bytes: Uint8Array,
+  published: Published | undefined,
+): Promise<string | undefined> {
+  const entry = published?.get(key);
+  if (entry === undefined) return undefined;
+  const crc = await crc32c(bytes);
+  if (crc === entry.crc) return undefined;
+  const hex = (n: number) => n.toString(16).padStart(8, "0");
+  return (
+    `its bytes are not those commit ${entry.commitSeq} published (CRC-32C ${hex(crc)}, published ` +
+    `${hex(entry.crc)}): rewritten after that commit by a write no commit published`
+  );
 }
 
 /** Committed times must increase and agree with the manifest's first and last t. */
@@ -247,11 +278,12 @@ export async function verifyStore(store: Store, opts: VerifyOptions = {}): Promi
       work.push({ key, layout });
     }
   }
+  const published = deep && isV2(m) ? await readPublished(store, m.commit_seq) : undefined;
   let done = 0;
   const shardProblems: Problem[] = [];
   await runLimited(
     work.map((w) => async () => {
-      const r = await checkShard(store, w.key, w.layout, deep);
+      const r = await checkShard(store, w.key, w.layout, deep, published);
       checked.chunks += r.chunks;
       if (r.problem !== undefined) shardProblems.push({ key: w.key, problem: r.problem });
       opts.onProgress?.(++done, work.length);
@@ -266,6 +298,11 @@ export async function verifyStore(store: Store, opts: VerifyOptions = {}): Promi
   for (const key of committedBlobKeys(m)) {
     checked.blobs++;
     if (!keys.has(key)) problems.push({ key, problem: "committed blob object is missing" });
+    else if (deep) {
+      const bytes = await store.get(key);
+      const changed = bytes && (await changedSincePublished(key, bytes, published));
+      if (changed) problems.push({ key, problem: changed });
+    }
   }
   return report();
 }

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { cpSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { readArrayLayout } from "@zarr-stream/reader";
@@ -78,6 +78,18 @@ describe("zstream verify (child process)", () => {
     assert.deepEqual(keys, [key]);
     assert.match(report.problems[0]!.problem, /inner chunk 0/);
     assert.equal(problems(dir, "--deep").status, 1);
+  });
+
+  it("a committed shard rewritten after its commit (valid bytes no commit published) fails --deep, naming the shard and the commit", () => {
+    const dir = copy("rewritten.zarr");
+    const key = "temperature/c/0/1/1";
+    writeFileSync(join(dir, key), readFileSync(join(dir, "temperature/c/1/1/1")));
+    assert.equal(problems(dir).status, 0, "every byte is a valid shard: only the ledger can tell");
+    const { status, keys, report } = problems(dir, "--deep");
+    assert.equal(status, 1);
+    assert.deepEqual(keys, [key]);
+    assert.match(report.problems[0]!.problem, /not those commit [0-9]+ published/);
+    assert.ok(readdirSync(join(dir, ".zarr-stream/commits")).length > 0, "the commits left ledgers");
   });
 
   it("§5.3 a deleted committed shard is named as missing", () => {

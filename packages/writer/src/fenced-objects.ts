@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { crc32c } from "@zarr-stream/codecs";
 import { Fenced, StoreError } from "@zarr-stream/spec";
 import { canFence, type FencingStore, type Store } from "@zarr-stream/store";
 import { type LeaseDoc, leaseBytes, leaseKey, newLease, SEALS_KEPT } from "./writer-lease.js";
@@ -32,6 +33,8 @@ export class FencedObjects {
   readonly #versions = new Map<string, string | null>();
   /** Digest of the bytes of a write whose outcome is unknown (it threw, or its acknowledgement was lost). */
   readonly #uncertain = new Map<string, string>();
+  /** CRC-32C of each data object written since its last token (putData). */
+  readonly #checksums = new Map<string, number>();
   #lease: { key: string; version: string; doc: LeaseDoc } | undefined;
   /** A seal whose write threw: it may have landed, and then the lease holds exactly these bytes. */
   #unsettledSeal: { bytes: Uint8Array; doc: LeaseDoc } | undefined;
@@ -152,6 +155,30 @@ export class FencedObjects {
     await this.assertLease();
     this.#versions.set(key, got?.version ?? null);
     return got?.bytes;
+  }
+
+  /**
+   * A data object (shard, static, blob): written like `put`, with the CRC-32C of what landed kept for the
+   * next token's flush receipt (commit-ledger.ts), computed on the codec pool while the write runs.
+   */
+  async putData(key: string, bytes: Uint8Array): Promise<void> {
+    const [, crc] = await Promise.all([this.put(key, bytes), crc32c(bytes)]);
+    this.#checksums.set(key, crc);
+  }
+
+  /** The CRC-32C of each of `keys` this handle wrote as a data object, as it last wrote it. */
+  checksumsOf(keys: Iterable<string>): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const key of keys) {
+      const crc = this.#checksums.get(key);
+      if (crc !== undefined) out[key] = crc;
+    }
+    return out;
+  }
+
+  /** Forgets the checksums of a token's objects once the token is handed off. */
+  dropChecksums(keys: Iterable<string>): void {
+    for (const key of keys) this.#checksums.delete(key);
   }
 
   /** Forgets keys this handle writes no more, so their versions do not pile up over a long run. */

@@ -13,6 +13,7 @@ import {
 } from "@zarr-stream/spec";
 import type { ArrayPlan } from "./array-plan.js";
 import { verifyTokens } from "./commit-check.js";
+import type { FlushReceipts } from "./commit-ledger.js";
 import {
   applyCommit,
   checkBlobRecords,
@@ -41,6 +42,7 @@ export interface OwnerContext {
   manifestVersion: 1 | 2;
   plans: ArrayPlan[];
   objects: FencedObjects;
+  receipts: FlushReceipts;
   commits: ManifestCommits;
   view: CommittedView;
   time: TimeMode;
@@ -198,12 +200,15 @@ export class OwnerCommits {
     });
     const next = applyCommit(state, verified, schema.shard_shape[schema.time_dim]!);
     checkBlobRecords(next, verified.blobs);
-    await assertTokensSealed(this.o.objects.store, tokens, 0);
+    const store = this.o.objects.store;
+    await assertTokensSealed(store, tokens, 0);
+    const published = await this.o.receipts.gather(store, tokens);
     await this.assertClaimsHeld();
     if (next.nCommitted !== state.nCommitted) {
       await this.o.commits.assertUnchanged();
       await writeTimeShapes(this.#put, this.o.plans, next.nCommitted, this.#zarrJson);
     }
+    await this.o.receipts.writeLedger(next.commitSeq, published);
     await this.writeManifest(next, tokens, {
       kind: "committed",
       commitSeq: next.commitSeq,
@@ -212,6 +217,7 @@ export class OwnerCommits {
       regionDims: verified.regionDims,
     });
     this.o.time.handedOff();
+    await this.o.receipts.clear(store, tokens);
     return this.receipt();
   }
 

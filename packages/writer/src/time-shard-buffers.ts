@@ -28,7 +28,8 @@ interface ChunkSlot {
 /** How the buffers reach the store: the writer handle's fenced reads and writes. */
 export interface ShardObjects {
   read(key: string): Promise<Uint8Array | undefined>;
-  put(key: string, bytes: Uint8Array): Promise<void>;
+  /** A data object's write: its checksum joins the next token's flush receipt. */
+  putData(key: string, bytes: Uint8Array): Promise<void>;
   /** The handle writes these keys no more (their time shard is full and written). */
   forget(keys: Iterable<string>): void;
   /** Refuses (Fenced) once another handle of this writer has taken its lease. */
@@ -320,7 +321,7 @@ export class TimeShardBuffers {
         };
         try {
           const bytes = await encodeShardChunks(this.layoutAt(b.plan, tsi), b.idx, b.chunks, { take });
-          await this.objects.put(key, bytes);
+          await this.objects.putData(key, bytes);
         } finally {
           // Stores keep no reference to what they were given once put settles (Store.put).
           if (out !== undefined) this.outputs.push(out);

@@ -14,6 +14,7 @@ import {
 import type { Store } from "@zarr-stream/store";
 import { AppendMode } from "./append-mode.js";
 import { type ArrayPlan, planArrays } from "./array-plan.js";
+import { FlushReceipts } from "./commit-ledger.js";
 import { CommittedView, ContributorView } from "./committed-view.js";
 import { ControlPlaneLink, type WriterControlPlaneOptions } from "./control-plane-link.js";
 import { FencedObjects } from "./fenced-objects.js";
@@ -76,6 +77,8 @@ export class WriterCore {
   readonly commits: ManifestCommits;
   readonly view: CommittedView;
   readonly pending = new PendingWrites();
+  /** What each flushed token's objects hold (commit-ledger.ts). */
+  readonly receipts: FlushReceipts;
   readonly time: TimeMode;
   readonly duties: WriterRole;
   link: ControlPlaneLink | undefined;
@@ -97,6 +100,7 @@ export class WriterCore {
     this.regionDims = regionDims;
     this.objects = init.objects ?? new FencedObjects(store, init.opts.job);
     this.objects.mayOverwrite = () => this.duties.mayOverwrite();
+    this.receipts = new FlushReceipts(this.objects, role.kind === "single");
     this.commits = new ManifestCommits(this.objects, null, { url: store.url, writer: this.writerId });
     const contributorView = role.kind === "contributor" ? new ContributorView(committed, store) : undefined;
     this.view = contributorView ?? new CommittedView(committed);
@@ -140,6 +144,7 @@ export class WriterCore {
       manifestVersion: this.manifestVersion,
       plans: this.plans,
       objects: this.objects,
+      receipts: this.receipts,
       commits: this.commits,
       view: this.view,
       time: this.time,

@@ -144,7 +144,7 @@ export class ZarrStreamWriter {
     await s.objects.assertLease();
     for (const idx of plan.ownedShards) {
       const key = shardKey(plan.name, idx);
-      await s.objects.put(key, await encodeStaticShard(plan, array, idx));
+      await s.objects.putData(key, await encodeStaticShard(plan, array, idx));
       s.pending.objects.add(key);
     }
     s.pending.statics.add(name);
@@ -169,7 +169,7 @@ export class ZarrStreamWriter {
     if (scope !== "static") s.time.assertRecordWritten(scope.record);
     const objectKey = blobObjectKey(scope, this.writerId, key);
     await s.objects.assertLease();
-    await s.objects.put(objectKey, bytes);
+    await s.objects.putData(objectKey, bytes);
     const entry: TokenBlob =
       scope === "static" ? { scope: "static", key } : { scope: "record", record: scope.record, key };
     s.pending.addBlob(entry);
@@ -183,7 +183,9 @@ export class ZarrStreamWriter {
     await s.duties.settle();
     await s.time.writeDirty();
     const token = s.pendingToken();
+    await s.receipts.record(token);
     await s.duties.handOff(token);
+    s.objects.dropChecksums(token.objects);
     s.pending.drop(token);
     return token;
   }
