@@ -82,8 +82,12 @@ async function joinExternal(
   region: Region,
   start: (storeRoot: string) => ExternalContributor,
 ): Promise<void> {
-  if (op.op !== "join" || role.kind !== "contributor")
-    throw new SchemaError(`op ${op.op} of ${op.writer}: an external writer only joins as a contributor`);
+  // A contributor's resume is its join (seed §5.4 and §7: it reads the manifest and reloads the open time
+  // shard either way); an external writer takes no lease, so a new process joining is its resume.
+  if (op.op === "create" || role.kind !== "contributor")
+    throw new SchemaError(
+      `op ${op.op} of ${op.writer}: an external writer only joins (or resumes) as a contributor`,
+    );
   if (!(state.store instanceof FsStore))
     throw new SchemaError("an external contributor needs a filesystem store (FsStore)");
   const external = start(state.store.root);

@@ -58,8 +58,10 @@ async function run(
       },
     },
   });
-  const joins = c.ops.filter((o) => o.op === "join" && python.includes(o.writer)).length;
-  assert.equal(started, joins, "one Python process per join of a Python contributor");
+  const joins = c.ops.filter(
+    (o) => (o.op === "join" || o.op === "resume") && python.includes(o.writer),
+  ).length;
+  assert.equal(started, joins, "one Python process per join (or resume) of a Python contributor");
   return dumpStore(store, c.name);
 }
 
