@@ -1,8 +1,9 @@
 import { randomBytes } from "node:crypto";
-import { closeSync, linkSync, openSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, linkSync, openSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { StoreError } from "@zarr-stream/spec";
+import { fsError } from "./fs-errors.js";
 import { TEMP_PREFIX } from "./keys.js";
 
 export interface KeyLockOptions {
@@ -73,7 +74,12 @@ function tryLock(lockPath: string, key: string): number | undefined {
   }
   try {
     writeSync(fd, `${process.pid} ${new Date().toISOString()}\n`);
-    return statSync(lockPath).ino;
+    return fstatSync(fd).ino;
+  } catch (err) {
+    // A full disk (ENOSPC, EDQUOT) fails the write after the file exists: a lock left behind would make
+    // the next put of this key wait out staleMs once space is back.
+    quietly(() => unlinkSync(lockPath));
+    throw fsError("lock", key, err);
   } finally {
     closeSync(fd);
   }
