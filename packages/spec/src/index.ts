@@ -37,6 +37,7 @@ export {
   splitPagedList,
   validateManifestPage,
 } from "./manifest-pages.js";
+export { nodeNameProblem } from "./node-names.js";
 export {
   canonicalRegion,
   canonicalRegionJson,

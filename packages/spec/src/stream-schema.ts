@@ -1,4 +1,5 @@
 import { SchemaError } from "./errors.js";
+import { caseFolded, nodeNameProblem } from "./node-names.js";
 import { streamSchemaJsonSchema } from "./schemas/stream-schema.js";
 import type { StreamSchema, VariableSpec } from "./types.js";
 import { makeValidator, pointerToken } from "./validate.js";
@@ -84,6 +85,27 @@ function checkCoords(schema: StreamSchema, dims: Map<string, number>, doc: strin
   }
 }
 
+/**
+ * Every dim, variable and static name can be a store key segment on every backend, and no two of them
+ * differ only by case (a case-insensitive file system would hold them in one folder).
+ */
+function checkNodeNames(schema: StreamSchema, doc: string): void {
+  const folded = new Map<string, string>();
+  const named: [string, string][] = [
+    ...schema.dims.map(([name], i) => [`/dims/${i}/0`, name] as [string, string]),
+    ...schema.vars.map((v, i) => [`/vars/${i}/name`, v.name] as [string, string]),
+    ...schema.statics.map((v, i) => [`/statics/${i}/name`, v.name] as [string, string]),
+  ];
+  for (const [pointer, name] of named) {
+    const problem = nodeNameProblem(name);
+    if (problem !== undefined) fail(pointer, `name ${JSON.stringify(name)} ${problem}`, doc);
+    const other = folded.get(caseFolded(name));
+    if (other !== undefined && other !== name)
+      fail(pointer, `name ${JSON.stringify(name)} differs from ${JSON.stringify(other)} only by case`, doc);
+    folded.set(caseFolded(name), name);
+  }
+}
+
 /** The semantic rules of seed §3 beyond JSON Schema, on an already shape-checked schema. */
 export function checkStreamSchemaSemantics(schema: StreamSchema, doc = DOCUMENT): StreamSchema {
   const dims = new Map<string, number>();
@@ -104,8 +126,12 @@ export function checkStreamSchemaSemantics(schema: StreamSchema, doc = DOCUMENT)
  * A StreamSchema from untrusted input: JSON Schema shape, then seed §3 semantics (time dim present and
  * used exactly once by every var, never by a static; every dim sized in chunk and shard shape with
  * chunk dividing shard; unique names distinct from dims; indexed times finite and strictly increasing;
- * coords only for known dims). Throws SchemaError with the JSON pointer that failed.
+ * coords only for known dims), and names every backend can hold as a key segment (node-names.ts). Throws
+ * SchemaError with the JSON pointer that failed. A schema rebuilt from a manifest skips the name rules: a
+ * store other software wrote is read as it is.
  */
 export function validateStreamSchema(value: unknown): StreamSchema {
-  return checkStreamSchemaSemantics(checkShape(value));
+  const schema = checkStreamSchemaSemantics(checkShape(value));
+  checkNodeNames(schema, DOCUMENT);
+  return schema;
 }
