@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { crc32c } from "@zarr-stream/codecs";
 import { Fenced, StoreError } from "@zarr-stream/spec";
 import { canFence, type FencingStore, type Store } from "@zarr-stream/store";
-import { type LeaseDoc, leaseBytes, leaseKey, newLease, SEALS_KEPT } from "./writer-lease.js";
+import { type LeaseDoc, leaseBytes, leaseKey, newLease, parseLease, SEALS_KEPT } from "./writer-lease.js";
 
 /** How often a lease holder overwrites a key that another write keeps changing before it gives up. */
 const OVERWRITE_ATTEMPTS = 8;
@@ -72,16 +72,25 @@ export class FencedObjects {
    */
   async takeLease(writer: number, create: boolean): Promise<boolean> {
     const key = leaseKey(writer);
-    const current = create ? undefined : await this.store.getVersioned(key);
-    const doc = newLease(writer, current?.bytes, this.job);
-    const version = await this.#putLease(key, leaseBytes(doc), current?.version ?? null);
-    if (version === undefined) {
+    let current = create ? undefined : await this.store.getVersioned(key);
+    for (let attempt = 0; ; attempt++) {
+      const doc = newLease(writer, current?.bytes, this.job);
+      const version = await this.#putLease(key, leaseBytes(doc), current?.version ?? null);
+      if (version !== undefined) {
+        this.#lease = { key, version, doc };
+        this.#versions.set(key, version);
+        return true;
+      }
       if (create) return false;
+      // The handle being taken over may have sealed a token meanwhile (same lease, one more seal): take
+      // over from that. A lease with another nonce is another takeover that won the race.
+      const now = await this.store.getVersioned(key);
+      if (attempt < OVERWRITE_ATTEMPTS && now !== undefined && sameHolder(now.bytes, current?.bytes)) {
+        current = now;
+        continue;
+      }
       throw this.fence(key, `writer ${writer}'s lease was taken by another handle at the same moment`);
     }
-    this.#lease = { key, version, doc };
-    this.#versions.set(key, version);
-    return true;
   }
 
   /**
@@ -228,4 +237,11 @@ export class FencedObjects {
       throw this.fence(key, `${key} was changed by another handle since this one last wrote or read it`);
     }
   }
+}
+
+/** Whether two lease bodies are one holder's (the same nonce): they differ at most by its seals. */
+function sameHolder(a: Uint8Array, b: Uint8Array | undefined): boolean {
+  if (b === undefined) return false;
+  const [x, y] = [parseLease(a), parseLease(b)];
+  return x !== undefined && y !== undefined && x.nonce !== "" && x.nonce === y.nonce;
 }

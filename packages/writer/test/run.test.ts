@@ -357,7 +357,11 @@ describe(
       await Promise.all([writeRecords(owner, 6), writeRecords(c, 6)]);
       // The round's first token is deleted, the second delete fails.
       let deletes = 0;
-      faulty.plan = { at: 0, kind: "fail", match: (what) => what === "delete" && ++deletes === 2 };
+      faulty.plan = {
+        at: 0,
+        kind: "fail",
+        match: (what, key) => what === "delete" && key.startsWith("_tokens/") && ++deletes === 2,
+      };
       await c.commit();
       await assert.rejects(owner.commit(), InjectedFault);
       await owner.commit();
