@@ -51,8 +51,23 @@ const TOKEN = "commit token";
 const tokenShape = makeValidator<CommitToken>(commitTokenJsonSchema, TOKEN);
 
 /** Seed §5.2 CommitToken: shape plus sorted lists (records by index, statics, blobs, objects). */
+/**
+ * Seed §5.2: t round-trips through JSON exactly. Python writes -0.0 and reads it back as -0.0; JavaScript
+ * writes -0 as 0. No language can carry -0 alike through every other, so -0 is refused wherever a time
+ * enters (writer-decisions.md rule 22).
+ */
+function refuseNegativeZero(doc: string, pointer: string, t: number | null | undefined): void {
+  if (typeof t === "number" && Object.is(t, -0))
+    fail(
+      doc,
+      pointer,
+      "t is -0, which JSON does not carry alike in every language (JavaScript prints 0): use 0",
+    );
+}
+
 export function validateCommitToken(value: unknown): CommitToken {
   const token = tokenShape(value);
+  token.records.forEach((r, i) => refuseNegativeZero(TOKEN, `/records/${i}/t`, r.t));
   const r = firstUnsorted(token.records, (a, b) => a.index - b.index);
   if (r >= 0) fail(TOKEN, `/records/${r}`, "records must be sorted by index without repeats");
   checkSortedNames(TOKEN, "/statics", token.statics);
@@ -72,6 +87,11 @@ function checkCommonManifest(doc: string, m: OutputManifestV1 | OutputManifestV2
   if (!names.includes(m.time_dim)) fail(doc, "/time_dim", `"${m.time_dim}" is not a dim`);
   const ts = firstUnsorted(m.time_shards, (a, b) => a.index - b.index);
   if (ts >= 0) fail(doc, `/time_shards/${ts}`, "time shards must be sorted by index without repeats");
+  refuseNegativeZero(doc, "/last_t", m.last_t);
+  m.time_shards.forEach((e, i) => {
+    refuseNegativeZero(doc, `/time_shards/${i}/t_start`, e.t_start);
+    refuseNegativeZero(doc, `/time_shards/${i}/t_end`, e.t_end);
+  });
 }
 
 export function validateOutputManifestV1(value: unknown): OutputManifestV1 {
@@ -131,6 +151,7 @@ export function checkOutputManifestV2Rules(m: OutputManifestV2, paged = false): 
     if (!paged && m.records.entries.length !== m.n_records) {
       fail(doc, "/records/entries", `${m.records.entries.length} entries for n_records ${m.n_records}`);
     }
+    m.records.entries.forEach((e, i) => refuseNegativeZero(doc, `/records/entries/${i}/t`, e.t));
     const t = paged ? -1 : firstUnsorted(m.records.entries, (a, b) => (a.t < b.t ? -1 : 1));
     if (t >= 0) fail(doc, `/records/entries/${t}/t`, "record times must be strictly increasing");
   } else if (m.records !== undefined) {

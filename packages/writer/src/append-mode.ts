@@ -34,6 +34,9 @@ export class AppendMode implements TimeMode {
   async writeRecord(t: number, arrays: RecordArrays): Promise<number> {
     if (typeof t !== "number" || !Number.isFinite(t))
       throw new SchemaError(`t must be a finite number, got ${t}`, "/t");
+    // writer-decisions.md rule 22: -0 does not round-trip through JSON in every language.
+    if (Object.is(t, -0))
+      throw new SchemaError("t is -0, which JSON does not carry alike in every language: use 0", "/t");
     if (this.#lastT !== null && !(t > this.#lastT)) {
       throw new SchemaError(`t must be strictly increasing: ${t} after ${this.#lastT}`, "/t");
     }

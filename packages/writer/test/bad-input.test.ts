@@ -103,6 +103,13 @@ describe("bad input is refused with a named error before any I/O", () => {
         what,
       );
     }
+    // -0 does not round-trip through JSON in every language (writer-decisions.md rule 22)
+    const fresh = await ZarrStreamWriter.create(newStore(), schema, { kind: "single" });
+    await assert.rejects(
+      fresh.writeRecord(-0, good()),
+      (e: unknown) => e instanceof SchemaError && e.pointer === "/t" && /-0/.test(e.message),
+    );
+    assert.equal(await fresh.writeRecord(0, good()), 0, "t = 0 is a time like any other");
     // the time shard was not touched by any refused call: record 1 still follows record 0
     assert.equal(await w.writeRecord(2, good()), 1);
     assert.ok(counter.writes >= start);
