@@ -1,5 +1,8 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, it } from "node:test";
 import { startCommand } from "./child-process.js";
 import { CHILD, committedValues, dataObjects, differences, mpS3Fixture } from "./mp-s3-fixture.js";
@@ -20,6 +23,11 @@ function mpirun(url: string, server: { env: Record<string, string> }, env: Recor
     ["--allow-run-as-root", "--oversubscribe", "-n", "4", ...exported, process.execPath, CHILD, url],
     all,
   );
+}
+
+/** An empty directory of its own under the OS temp dir, for one mpirun's session files. */
+function sessionDir(name: string): string {
+  return mkdtempSync(join(tmpdir(), `zs-ompi-${name}-`));
 }
 
 describe("mpirun -n 4 over Versity's S3 gateway", { skip: mpirunSkipReason() }, () => {
@@ -84,7 +92,11 @@ describe("mpirun -n 4 over Versity's S3 gateway", { skip: mpirunSkipReason() }, 
       const tries = Number(process.env.ZS_TWICE_TRIES ?? 20);
       for (let i = 0; i < tries; i++) {
         const prefix = `twice-${i}`;
-        const jobs = [0, 1].map(() => mpirun(`s3://${fx.bucket}/${prefix}`, fx.server));
+        // Each launch has a session directory of its own, as two submitted jobs would: two mpiruns
+        // starting in the same instant race to create one under a shared TMPDIR and one fails to start.
+        const jobs = [0, 1].map((j) =>
+          mpirun(`s3://${fx.bucket}/${prefix}`, fx.server, { TMPDIR: sessionDir(`${prefix}-${j}`) }),
+        );
         const ended = await Promise.all(jobs.map((j) => j.exited));
         const report = ended.map(
           (e, j) => `job ${j}: exit ${e.code}\n${jobs[j]!.lines.join("\n")}\n${e.stderr}`,
