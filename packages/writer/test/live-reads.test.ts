@@ -8,7 +8,6 @@ import { S3Store } from "@zarr-stream/store";
 import {
   S3_SERVER_KINDS,
   type S3Server,
-  type S3ServerKind,
   s3ServerSkipReason,
   startS3Server,
 } from "@zarr-stream/test-support/s3-server";
@@ -87,7 +86,7 @@ describe("4 reader processes read committed values only while 4 writer processes
     describe(`S3 (${kind})`, () => {
       let server: S3Server<S3Store>;
       after(() => server?.stop());
-      it(`${kind}: 0 wrong values`, { skip: s3ServerSkipReason(kind as S3ServerKind) }, async () => {
+      it(`${kind}: 0 wrong values`, { skip: s3ServerSkipReason(kind) }, async () => {
         server = await startS3Server(kind, (o) => new S3Store(o));
         const bucket = await server.makeBucket();
         await liveRun(kind, `s3://${bucket}/live`, server.env);
