@@ -166,7 +166,7 @@ async function readUntil(url: string, seed: number, target: number): Promise<voi
   say(JSON.stringify({ ...counts, ms: Date.now() - started }));
 }
 
-// Dispatched last: the helpers below are initialized by then.
+// Dispatched last, so the helpers above are initialized when it runs.
 if (mode === "write") {
   const id = Number(idText);
   const region = liveRegion(id);

@@ -27,7 +27,7 @@ export const LIVE_SCHEMA = gridSchema({
 });
 const ROWS = LIVE_LAT / LIVE_WRITERS;
 export const liveRegion = (id: number): Region => ({ lat: [ROWS * id, ROWS * (id + 1)] });
-/** 1 to 3 lat rows, half of the time across the boundary of two writers' regions. */
+/** 1 to 3 lat rows; half of them start at a writer's last row, so about a third cross into the next region. */
 export function latRows(pick: (n: number) => number): [number, number] {
   const lat0 = pick(2) === 0 ? pick(LIVE_LAT) : ROWS * (1 + pick(LIVE_WRITERS - 1)) - 1;
   return [lat0, Math.min(LIVE_LAT, lat0 + 1 + pick(3))];
