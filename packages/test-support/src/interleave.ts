@@ -1,6 +1,7 @@
 /**
  * Deterministic interleavings of a reader with a writer: a store wrapper that runs a callback exactly
- * between a reader's index read of a shard and its body reads. Structural (it imports no project
+ * between a reader's index read of a shard and its body reads (or, with `reads`, after any read of a key,
+ * such as the manifest read that precedes a read's shard reads). Structural (it imports no project
  * package): it wraps any store whose index reads are getSuffix / getSuffixInto, plain or through pin.
  */
 
@@ -15,6 +16,11 @@ export interface InterleaveOptions {
    * bodies of a shard of a few hundred KB are read separately from its index on any backend.
    */
   readCost?: "cheap" | "per-request";
+  /**
+   * The store methods whose reads of the key run `between` (default: the suffix reads, a shard's index
+   * read). ["get", "getVersioned"] holds a whole-object read such as the manifest's.
+   */
+  reads?: readonly string[];
 }
 
 /**
@@ -30,6 +36,7 @@ export function interleaved<S extends object>(
 ): { store: S; ran(): number } {
   let ran = 0;
   const times = options.times ?? 1;
+  const reads = new Set(options.reads ?? SUFFIX_READS);
   /** A suffix read of `k` whose answer waits for `between` when it is one of the first `times`. */
   const hold =
     (fn: AnyFn, self: object, k: string | undefined) =>
@@ -47,7 +54,7 @@ export function interleaved<S extends object>(
       get(target, prop) {
         const value = Reflect.get(target, prop, target);
         if (typeof value !== "function") return value;
-        if (SUFFIX_READS.has(String(prop))) return hold(value as AnyFn, target, target.key);
+        if (reads.has(String(prop))) return hold(value as AnyFn, target, target.key);
         return (value as AnyFn).bind(target);
       },
     });
@@ -56,7 +63,7 @@ export function interleaved<S extends object>(
       if (prop === "readCost" && options.readCost !== undefined) return options.readCost;
       const value = Reflect.get(target, prop, target);
       if (typeof value !== "function") return value;
-      if (SUFFIX_READS.has(String(prop))) return hold(value as AnyFn, target, undefined);
+      if (reads.has(String(prop))) return hold(value as AnyFn, target, undefined);
       if (prop === "pin")
         return (k: string) => wrapPinned((value as (k: string) => object & { key: string }).call(target, k));
       return (value as AnyFn).bind(target);

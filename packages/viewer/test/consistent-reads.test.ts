@@ -3,11 +3,18 @@ import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { readRecord } from "@zarr-stream/reader";
+import {
+  MANIFEST_KEY,
+  openArray,
+  readArrayRegion,
+  readOutputManifest,
+  readRecord,
+} from "@zarr-stream/reader";
 import { SHARD_READ_ATTEMPTS } from "@zarr-stream/shard";
-import { ObjectChanged, type StreamSchema, TornRead } from "@zarr-stream/spec";
-import { FsStore, MemoryStore, type ReadableStore, type Store } from "@zarr-stream/store";
+import { fillGenerated, ObjectChanged, type StreamSchema, TornRead } from "@zarr-stream/spec";
+import { FsStore, MemoryStore, type ReadableStore, S3Store, type Store } from "@zarr-stream/store";
 import { interleaved } from "@zarr-stream/test-support/interleave";
+import { type S3Server, s3ServerSkipReason, startS3Server } from "@zarr-stream/test-support/s3-server";
 import { ZarrStreamWriter } from "@zarr-stream/writer";
 import { HttpStore, serveViewer, type ViewerServer } from "../src/index.js";
 
@@ -173,4 +180,162 @@ describe("readRecord while a writer commits: committed values only", () => {
       await pinned.close();
     }
   });
+});
+
+/**
+ * An owner (lat 0-32) and a contributor (lat 32-64), chunks of 2 records in time shards of 4: the flush of
+ * record r re-encodes the chunk holding committed record r - 1 when r is odd, and rewrites the open shard.
+ */
+const splitSchema: StreamSchema = {
+  ...schema,
+  dims: [
+    ["time", 0],
+    ["lat", 64],
+    ["lon", 64],
+  ],
+  chunk_shape: { time: 2, lat: 16, lon: 64 },
+  shard_shape: { time: 4, lat: 32, lon: 64 },
+};
+const LAT_SPLIT: [number, number][] = [
+  [0, 32],
+  [32, 64],
+];
+const generated = (r: number, lat: [number, number]) =>
+  fillGenerated("float64", 17, r, ["lat", "lon"], { lat, lon: [0, 64] }) as Float64Array;
+/** Records [a, b) over the whole grid, as a region read returns them (C order). */
+const generatedRecords = (a: number, b: number) => {
+  const out = new Float64Array((b - a) * 64 * 64);
+  for (let r = a; r < b; r++) out.set(generated(r, [0, 64]), (r - a) * 64 * 64);
+  return out;
+};
+
+/** Owner and contributor on `store` with records [0, n) committed; `commitNext` writes, flushes and commits one more. */
+async function splitCommitted(store: Store, n: number) {
+  const owner = await ZarrStreamWriter.create(
+    store,
+    splitSchema,
+    { kind: "owner", nWriters: 2 },
+    { lat: LAT_SPLIT[0]! },
+  );
+  const c = await ZarrStreamWriter.join(store, { kind: "contributor", id: 1 }, { lat: LAT_SPLIT[1]! });
+  let next = 0;
+  const commitNext = async () => {
+    const r = next++;
+    await owner.writeRecord(60 * r, { k: generated(r, LAT_SPLIT[0]!) });
+    await c.writeRecord(60 * r, { k: generated(r, LAT_SPLIT[1]!) });
+    const token = await c.flush();
+    await owner.commit([await owner.flush(), token]);
+  };
+  while (next < n) await commitNext();
+  return { commitNext };
+}
+
+describe("a flush and commit between a read's manifest read and its first shard read", () => {
+  let dir: string;
+  let server: ViewerServer;
+  let s3: S3Server<S3Store> | undefined;
+  const motoSkip = s3ServerSkipReason("moto");
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), "zs-viewer-manifest-interleave-"));
+    server = await serveViewer(dir);
+  });
+  after(async () => {
+    server?.close();
+    await s3?.stop();
+  });
+
+  let n = 0;
+  /** Each case writes a fresh store; reads go through `reader` (the served directory for HttpStore). */
+  const backends: Record<string, () => Promise<{ store: Store; reader: ReadableStore }>> = {
+    FsStore: async () => {
+      const store = new FsStore(join(dir, `fs-${n++}`));
+      return { store, reader: store };
+    },
+    "S3Store (moto)": async () => {
+      s3 ??= await startS3Server("moto", (o) => new S3Store(o));
+      const store = s3.store({ prefix: `s3-${n++}`, bucket: await s3.makeBucket() });
+      return { store, reader: store };
+    },
+    "HttpStore over serveViewer": async () => {
+      const sub = `http-${n++}`;
+      return { store: new FsStore(join(dir, sub)), reader: new HttpStore(`${server.url}store/${sub}/`) };
+    },
+  };
+
+  /**
+   * `reader` with `commitNext` run once its manifest read has its bytes, before they reach the reader; the
+   * shard reads the reader has begun by then (none, asserted) are counted through `pin` and the plain reads.
+   */
+  function afterManifest(reader: ReadableStore, commitNext: () => Promise<void>) {
+    let shardReads = 0;
+    const counting = new Proxy(reader, {
+      get(target, prop) {
+        const value = Reflect.get(target, prop, target);
+        if (typeof value !== "function") return value;
+        return (...args: unknown[]) => {
+          if (typeof args[0] === "string" && args[0].includes("/c/")) shardReads++;
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    let before = -1;
+    const { store, ran } = interleaved(
+      counting,
+      MANIFEST_KEY,
+      async () => {
+        before = shardReads;
+        await commitNext();
+      },
+      { reads: ["get", "getVersioned"] },
+    );
+    return { store, ran, shardReadsBefore: () => before, shardReads: () => shardReads };
+  }
+
+  for (const [name, make] of Object.entries(backends)) {
+    const skip = name.includes("moto") ? motoSkip : undefined;
+    it(
+      `${name}: readRecord of the newest committed record returns the values of the manifest it read`,
+      { skip },
+      async () => {
+        const { store, reader } = await make();
+        const { commitNext } = await splitCommitted(store, 3);
+        const racing = afterManifest(reader, commitNext);
+        const got = await readRecord(racing.store, "k", 2);
+        assert.equal(racing.ran(), 1, "the commit ran after the manifest read");
+        assert.equal(racing.shardReadsBefore(), 0, "no shard read had begun");
+        assert.ok(racing.shardReads() > 0);
+        assert.equal((await readOutputManifest(store)).n_records, 4, "record 3 was committed mid-read");
+        assert.deepEqual(got.data, generated(2, [0, 64]));
+        // Record 4, committed between the manifest read (4 records) and the shard reads, is not a committed
+        // record of the manifest read: NotCommitted, not the values the newer shard holds.
+        const again = afterManifest(reader, commitNext);
+        await assert.rejects(readRecord(again.store, "k", 4), { name: "NotCommitted" });
+        assert.equal(again.ran(), 1);
+        assert.equal((await readOutputManifest(store)).n_records, 5);
+      },
+    );
+
+    it(
+      `${name}: readArrayRegion over every record the manifest commits returns exactly those values`,
+      { skip },
+      async () => {
+        const { store, reader } = await make();
+        const { commitNext } = await splitCommitted(store, 5);
+        const racing = afterManifest(reader, commitNext);
+        const m = await readOutputManifest(racing.store);
+        assert.equal(racing.ran(), 1);
+        assert.equal(racing.shardReadsBefore(), 0);
+        assert.equal(m.n_records, 5);
+        const array = await openArray(racing.store, "k");
+        const got = await readArrayRegion(racing.store, "k", array, [
+          [0, m.n_records],
+          [0, 64],
+          [0, 64],
+        ]);
+        assert.ok(racing.shardReads() > 0);
+        assert.equal((await readOutputManifest(store)).n_records, 6, "record 5 was committed mid-read");
+        assert.deepEqual(got, generatedRecords(0, 5));
+      },
+    );
+  }
 });
