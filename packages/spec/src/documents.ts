@@ -67,7 +67,9 @@ function refuseNegativeZero(doc: string, pointer: string, t: number | null | und
 
 export function validateCommitToken(value: unknown): CommitToken {
   const token = tokenShape(value);
-  token.records.forEach((r, i) => refuseNegativeZero(TOKEN, `/records/${i}/t`, r.t));
+  token.records.forEach((r, i) => {
+    refuseNegativeZero(TOKEN, `/records/${i}/t`, r.t);
+  });
   const r = firstUnsorted(token.records, (a, b) => a.index - b.index);
   if (r >= 0) fail(TOKEN, `/records/${r}`, "records must be sorted by index without repeats");
   checkSortedNames(TOKEN, "/statics", token.statics);
@@ -151,7 +153,9 @@ export function checkOutputManifestV2Rules(m: OutputManifestV2, paged = false): 
     if (!paged && m.records.entries.length !== m.n_records) {
       fail(doc, "/records/entries", `${m.records.entries.length} entries for n_records ${m.n_records}`);
     }
-    m.records.entries.forEach((e, i) => refuseNegativeZero(doc, `/records/entries/${i}/t`, e.t));
+    m.records.entries.forEach((e, i) => {
+      refuseNegativeZero(doc, `/records/entries/${i}/t`, e.t);
+    });
     const t = paged ? -1 : firstUnsorted(m.records.entries, (a, b) => (a.t < b.t ? -1 : 1));
     if (t >= 0) fail(doc, `/records/entries/${t}/t`, "record times must be strictly increasing");
   } else if (m.records !== undefined) {

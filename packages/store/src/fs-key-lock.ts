@@ -1,5 +1,14 @@
 import { randomBytes } from "node:crypto";
-import { closeSync, fstatSync, linkSync, openSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  fstatSync,
+  linkSync,
+  openSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { StoreError } from "@zarr-stream/spec";
