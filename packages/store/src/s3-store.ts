@@ -1,5 +1,10 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import type { HeadObjectCommandOutput, S3Client, S3ClientConfig } from "@aws-sdk/client-s3";
+import type {
+  GetObjectCommandOutput,
+  HeadObjectCommandOutput,
+  S3Client,
+  S3ClientConfig,
+} from "@aws-sdk/client-s3";
 import { StoreError, StoreTimeout } from "@zarr-stream/spec";
 import * as check from "./arguments.js";
 import { assertValidPrefix, keyProblem } from "./keys.js";
@@ -63,6 +68,8 @@ export const S3_TIMEOUT_ENV = "ZSTREAM_S3_TIMEOUT_MS";
 
 const MiB = 1024 * 1024;
 const CONFLICT_ATTEMPTS = 5;
+/** Reads of one GET whose body arrived cut short, the first included. */
+const BODY_ATTEMPTS = 4;
 const MIN_PART = 5 * MiB;
 
 /** Conditions S3 evaluates atomically at the moment the new object would become visible. */
@@ -278,20 +285,39 @@ export class S3Store implements Store {
     const { GetObjectCommand } = await loadSdk();
     try {
       // The body is read inside the deadline: a server that sends headers and then stalls is silent too.
+      // The SDK retries a request, not the reading of its body: a body cut short (a reset connection, a
+      // proxy that drops it) is read again here, pinned with If-Match to the version its headers named,
+      // so a retry never hands out another version's bytes. A plain read whose object was replaced
+      // meanwhile (412 on the pinned retry) starts over unpinned: one response, one version.
       const [out, bytes] = await this.#request("read", key, async (s3, abortSignal) => {
-        const out = await s3.send(
-          new GetObjectCommand({
-            Bucket: this.bucket,
-            Key: this.#root + key,
-            Range: range,
-            IfMatch: ifMatch,
-          }),
-          { abortSignal },
-        );
-        return [
-          out,
-          out.Body === undefined ? new Uint8Array(0) : await out.Body.transformToByteArray(),
-        ] as const;
+        let pin = ifMatch;
+        for (let attempt = 1; ; attempt++) {
+          let out: GetObjectCommandOutput;
+          try {
+            out = await s3.send(
+              new GetObjectCommand({
+                Bucket: this.bucket,
+                Key: this.#root + key,
+                Range: range,
+                IfMatch: pin,
+              }),
+              { abortSignal },
+            );
+          } catch (err) {
+            if (ifMatch !== undefined || pin === undefined || httpStatus(err) !== 412) throw err;
+            pin = undefined;
+            continue;
+          }
+          try {
+            const body = out.Body === undefined ? new Uint8Array(0) : await out.Body.transformToByteArray();
+            const whole = out.ContentLength === undefined || body.length === out.ContentLength;
+            if (whole || attempt >= BODY_ATTEMPTS) return [out, body] as const;
+          } catch (err) {
+            if (abortSignal.aborted || attempt >= BODY_ATTEMPTS) throw err;
+          }
+          pin ??= out.ETag;
+          await sleep(25 * attempt);
+        }
       });
       if (out.ContentLength !== undefined && bytes.length !== out.ContentLength) {
         throw new StoreError(
