@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
@@ -94,10 +94,10 @@ describe("mpirun -n 4 over Versity's S3 gateway", { skip: mpirunSkipReason() }, 
         const prefix = `twice-${i}`;
         // Each launch has a session directory of its own, as two submitted jobs would: two mpiruns
         // starting in the same instant race to create one under a shared TMPDIR and one fails to start.
-        const jobs = [0, 1].map((j) =>
-          mpirun(`s3://${fx.bucket}/${prefix}`, fx.server, { TMPDIR: sessionDir(`${prefix}-${j}`) }),
-        );
+        const sessions = [0, 1].map((j) => sessionDir(`${prefix}-${j}`));
+        const jobs = sessions.map((dir) => mpirun(`s3://${fx.bucket}/${prefix}`, fx.server, { TMPDIR: dir }));
         const ended = await Promise.all(jobs.map((j) => j.exited));
+        for (const dir of sessions) rmSync(dir, { recursive: true, force: true });
         const report = ended.map(
           (e, j) => `job ${j}: exit ${e.code}\n${jobs[j]!.lines.join("\n")}\n${e.stderr}`,
         );
