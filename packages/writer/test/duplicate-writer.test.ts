@@ -2,15 +2,27 @@
 // opened behind the older, on MemoryStore, FsStore and S3 (moto). Every store is reached through separate
 // store objects, as separate processes would.
 import assert from "node:assert/strict";
-import { describe, it } from "node:test";
+import { after, before, describe, it } from "node:test";
 import { readOutputManifest, readRecord } from "@zarr-stream/reader";
 import { CommitError, Fenced, type StreamSchema } from "@zarr-stream/spec";
-import { MemoryStore, type Store } from "@zarr-stream/store";
+import { MemoryStore, S3Store, type Store } from "@zarr-stream/store";
+import { type S3Server, s3ServerSkipReason, startS3Server } from "@zarr-stream/test-support/s3-server";
 import { collectTokens, postToken, StreamRun, ZarrStreamWriter } from "../src/index.js";
 import { gridSchema, recordArrays } from "./helpers.js";
 import { bits, type Location, storeLocations } from "./store-locations.js";
 
 const { s3Skip, backends } = storeLocations("dup");
+/** The second S3 server: versitygw, a real gateway, beside the moto emulator storeLocations runs. */
+const gwSkip = s3ServerSkipReason("versitygw");
+let gateway: S3Server<S3Store> | undefined;
+let gwPrefixes = 0;
+before(async () => {
+  if (gwSkip !== undefined) return;
+  gateway = await startS3Server("versitygw", (o) => new S3Store(o));
+  await gateway.makeBucket();
+});
+after(async () => gateway?.stop());
+
 const locations: [string, () => Location, string | undefined][] = [
   [
     "MemoryStore",
@@ -20,7 +32,18 @@ const locations: [string, () => Location, string | undefined][] = [
     },
     undefined,
   ],
-  ...backends.map(([name, make]) => [name, make, name === "S3Store" ? s3Skip : undefined] as const),
+  ...backends.map(
+    ([name, make]) =>
+      [name === "S3Store" ? "S3Store (moto)" : name, make, name === "S3Store" ? s3Skip : undefined] as const,
+  ),
+  [
+    "S3Store (versitygw)",
+    () => {
+      const prefix = `dup-gw-${gwPrefixes++}`;
+      return () => gateway!.store({ prefix });
+    },
+    gwSkip,
+  ],
 ] as [string, () => Location, string | undefined][];
 
 /** A time shard of 4 records, so records 0–4 fill time shard 0 and open time shard 1. */
