@@ -12,7 +12,7 @@ import {
   type TokenRecord,
 } from "@zarr-stream/spec";
 import type { Store } from "@zarr-stream/store";
-import { indexedTimes } from "./time-mode.js";
+import { indexedTimes } from "./indexed-times.js";
 
 /** `ZarrStreamWriter` options that run the writer under a `.firecube/` control plane. */
 export interface WriterControlPlaneOptions {

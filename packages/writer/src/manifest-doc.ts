@@ -11,8 +11,8 @@ import {
   type VariableSpec,
 } from "@zarr-stream/spec";
 import { indexedSummary } from "./indexed-summary.js";
+import { indexedTimes } from "./indexed-times.js";
 import { manifestRecords, RecordEntries } from "./record-entries.js";
-import { indexedTimes } from "./time-mode.js";
 
 /** The committed state a manifest records, as the owner keeps it between commits. */
 export interface CommittedState {

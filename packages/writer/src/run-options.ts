@@ -1,6 +1,5 @@
 import { type Region, SchemaError, type StreamSchema } from "@zarr-stream/spec";
 import type { Store } from "@zarr-stream/store";
-import { checkRunOptions } from "./run-option-checks.js";
 import type { WriterOptions } from "./writer.js";
 
 /** What a run reports while it opens, writes, waits and commits (for a progress line or a log). */
@@ -49,8 +48,8 @@ export type RunSettings = Required<
 > &
   RunOptions;
 
+/** RunOptions with the defaults filled in; the options' shape is checked first (run-option-checks.ts). */
 export function runSettings(options: RunOptions): RunSettings {
-  checkRunOptions(options);
   const o = {
     commitEvery: 0,
     timeoutMs: 600_000,

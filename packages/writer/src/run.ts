@@ -10,6 +10,7 @@ import { openStore, type Store } from "@zarr-stream/store";
 import { type RunRank, runRank } from "./launcher-env.js";
 import { clearCommittedRounds, mailboxKey, postToken } from "./mailbox.js";
 import { commitSeqOf, RunOpener } from "./run-open.js";
+import { checkRunOptions } from "./run-option-checks.js";
 import { type RunOptions, type RunSettings, runSettings } from "./run-options.js";
 import { commitRound } from "./run-rounds.js";
 import type { ZarrStreamWriter } from "./writer.js";
@@ -45,6 +46,7 @@ export class StreamRun {
   ) {}
 
   static async open(options: RunOptions): Promise<StreamRun> {
+    checkRunOptions(options);
     const o = runSettings(options);
     const rank = runRank(
       { id: options.id, count: options.count, job: options.job },

@@ -6,11 +6,6 @@ import type { CommittedState } from "./manifest-doc.js";
 import type { PendingWrites } from "./pending-writes.js";
 import type { ShardObjects } from "./time-shard-buffers.js";
 
-/** The fixed time axis of an indexed store, or undefined in append mode. */
-export function indexedTimes(schema: StreamSchema): number[] | undefined {
-  return schema.time_mode === "append" ? undefined : schema.time_mode.indexed.times;
-}
-
 /** What a time mode works on: the handle's plans, fenced objects, committed view and pending set. */
 export interface TimeModeContext {
   store: Store;

@@ -19,12 +19,13 @@ import { CommittedView, ContributorView } from "./committed-view.js";
 import { ControlPlaneLink, type WriterControlPlaneOptions } from "./control-plane-link.js";
 import { FencedObjects } from "./fenced-objects.js";
 import { IndexedMode } from "./indexed-mode.js";
+import { indexedTimes } from "./indexed-times.js";
 import { ManifestCommits } from "./manifest-commits.js";
 import { type CommittedState, stateFromManifest } from "./manifest-doc.js";
 import { OwnerCommits } from "./owner-commits.js";
 import { PendingWrites } from "./pending-writes.js";
 import { ContributorRole, OwnerRole, resolveRegion, SingleRole, type WriterRole } from "./roles.js";
-import { indexedTimes, type TimeMode, type TimeModeContext } from "./time-mode.js";
+import type { TimeMode, TimeModeContext } from "./time-mode.js";
 
 export interface WriterOptions {
   /** base_url recorded in the manifest; defaults to the store's URL. */

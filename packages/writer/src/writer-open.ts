@@ -19,12 +19,12 @@ import type { Store } from "@zarr-stream/store";
 import { committedIndices } from "./committed-state.js";
 import { ControlPlaneLink } from "./control-plane-link.js";
 import { FencedObjects } from "./fenced-objects.js";
+import { indexedTimes } from "./indexed-times.js";
 import { type CommittedState, stateFromManifest, utcSeconds } from "./manifest-doc.js";
 import { RecordEntries } from "./record-entries.js";
 import { checkRole } from "./roles.js";
 import { schemaFromManifestV1 } from "./schema-v1.js";
 import { GROUP_KEY } from "./store-layout.js";
-import { indexedTimes } from "./time-mode.js";
 import { WriterCore, type WriterOptions } from "./writer-core.js";
 import { leaseKey } from "./writer-lease.js";
 
