@@ -4,7 +4,7 @@ import { type FileIoAddon, loadFileIoAddon } from "./native-addon.js";
 import { nodeFsPinnedFile, nodeFsRangeReader, nodeFsWriter } from "./node-fs.js";
 
 export type { DirectFileWriter, FileRangeReader, PinnedFile } from "./file-io.js";
-export { openBeneath } from "./node-fs.js";
+export { FD_PATHS, openBeneath } from "./node-fs.js";
 
 /**
  * How file jobs run: "native" is the addon (its own I/O threads, O_DIRECT writes on Linux); "node:fs" is

@@ -4,8 +4,12 @@ import { constants as osConstants } from "node:os";
 import type { DirectFileWriter, FileRangeReader, PinnedFile } from "./file-io.js";
 
 const { O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, O_WRONLY } = constants;
-/** Where the kernel names each open descriptor's file (Linux); elsewhere openBeneath checks by lstat. */
-const FD_PATHS = existsSync("/proc/self/fd") ? "/proc/self/fd" : undefined;
+/**
+ * Where the kernel names each open descriptor's file (Linux), else undefined. A path
+ * `/proc/self/fd/N/name` looks `name` up in the directory N is open on, wherever that directory is now
+ * and whatever lies at its old path: openat for node:fs, which has none.
+ */
+export const FD_PATHS = existsSync("/proc/self/fd") ? "/proc/self/fd" : undefined;
 
 /** An Error shaped as node:fs's, code ELOOP: a symbolic link (or a moved directory) below the root. */
 function loopError(path: string): NodeJS.ErrnoException {
@@ -33,8 +37,9 @@ export async function openBeneath(path: string, beneath: number, flags: number, 
       code: "EINVAL",
     });
   const file = await open(path, flags | O_NOFOLLOW, mode).catch(async (err: NodeJS.ErrnoException) => {
-    // O_DIRECTORY with O_NOFOLLOW reports a link as ENOTDIR: tell the two apart.
-    if (err.code === "ENOTDIR" && (await lstat(path).catch(() => undefined))?.isSymbolicLink())
+    // Absent through a link is still through a link (it would tell what lies outside), and O_DIRECTORY
+    // with O_NOFOLLOW reports a link as ENOTDIR: the answer is ELOOP when a component is a link.
+    if ((err.code === "ENOENT" || err.code === "ENOTDIR") && (await linkOnPath(path, beneath)))
       throw loopError(path);
     throw err;
   });
@@ -45,6 +50,17 @@ export async function openBeneath(path: string, beneath: number, flags: number, 
     await file.close();
     throw err;
   }
+}
+
+/** Whether a component of path after its first `beneath` bytes is a symbolic link (a missing one ends it). */
+async function linkOnPath(path: string, beneath: number): Promise<boolean> {
+  let at = path.slice(0, beneath);
+  for (const part of path.slice(beneath + 1).split("/")) {
+    at = `${at}/${part}`;
+    const info = await lstat(at).catch(() => undefined);
+    if (info === undefined || info.isSymbolicLink()) return info !== undefined;
+  }
+  return false;
 }
 
 const realRoots = new Map<string, Promise<string>>();
