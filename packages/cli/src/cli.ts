@@ -40,6 +40,7 @@ async function demo(argv: string[], io: CliIo): Promise<number> {
         "commit-every": { type: "string" },
         json: { type: "boolean" },
         serve: { type: "boolean" },
+        "no-token": { type: "boolean" },
         store: { type: "string" },
         procs: { type: "string" },
         rank: { type: "string" },
@@ -77,7 +78,8 @@ async function demo(argv: string[], io: CliIo): Promise<number> {
   );
   if (quiet) json(io, summary);
   const ok = summary.readback_ok && summary.verify_ok;
-  if (ok && values.serve) return serveUntilStopped(summary.store, undefined, io);
+  if (values["no-token"] && !values.serve) throw new UsageError("--no-token goes with --serve");
+  if (ok && values.serve) return serveUntilStopped(summary.store, undefined, values["no-token"] === true, io);
   return ok ? EXIT.ok : EXIT.failed;
 }
 
@@ -134,9 +136,22 @@ async function demoOnStore(values: Record<string, string | boolean | undefined>,
   return summary.readback_ok && summary.verify_ok ? EXIT.ok : EXIT.failed;
 }
 
-async function serveUntilStopped(storeDir: string, port: number | undefined, io: CliIo): Promise<number> {
-  const server = await serveViewer(storeDir, port === undefined ? {} : { port });
-  io.stdout.write(`viewer: ${server.url}  (serving ${storeDir}; Ctrl-C to stop)\n`);
+async function serveUntilStopped(
+  storeDir: string,
+  port: number | undefined,
+  noToken: boolean,
+  io: CliIo,
+): Promise<number> {
+  const server = await serveViewer(storeDir, {
+    ...(port === undefined ? {} : { port }),
+    ...(noToken ? { token: null } : {}),
+  });
+  if (noToken)
+    io.stderr.write(
+      `zstream serve: WARNING: --no-token: every user and process on this machine can read ${storeDir} through ${server.url}\n`,
+    );
+  // The URL carries the token once, here; the page trades it for a cookie on its first load.
+  io.stdout.write(`viewer: ${server.pageUrl}  (serving ${storeDir}; Ctrl-C to stop)\n`);
   await new Promise<void>((done) => {
     const stop = () => {
       process.off("SIGINT", stop);
@@ -151,12 +166,16 @@ async function serveUntilStopped(storeDir: string, port: number | undefined, io:
 
 async function serve(argv: string[], io: CliIo): Promise<number> {
   const { values, positionals } = asUsage(() =>
-    parseArgs({ args: argv, allowPositionals: true, options: { ...HELP_OPTION, port: { type: "string" } } }),
+    parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { ...HELP_OPTION, port: { type: "string" }, "no-token": { type: "boolean" } },
+    }),
   );
   if (values.help) return help(io, "serve");
   const store = storeArgument(positionals, "serve");
   const port = values.port === undefined ? undefined : intOption(values.port, "port", 0);
-  return serveUntilStopped(store, port, io);
+  return serveUntilStopped(store, port, values["no-token"] === true, io);
 }
 
 /** `zstream recover STORE ...` is `zstream cp recover --store STORE ...`. */
