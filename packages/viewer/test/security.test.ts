@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
-import { connect } from "node:net";
+import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -247,6 +247,20 @@ describe("zstream serve: a directory swapped for a link out of the root (renamea
   });
 });
 
+/** Whether the other end closes `socket` within `ms`; the socket is destroyed either way. */
+async function closedWithin(socket: Socket, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const closed = await Promise.race([
+    once(socket, "close").then(() => true),
+    new Promise<boolean>((r) => {
+      timer = setTimeout(() => r(false), ms);
+    }),
+  ]);
+  clearTimeout(timer);
+  socket.destroy();
+  return closed;
+}
+
 describe("zstream serve: stalled and slow clients are dropped", () => {
   let dir: string;
   let server: ViewerServer;
@@ -277,12 +291,7 @@ describe("zstream serve: stalled and slow clients are dropped", () => {
       received += d.length;
     });
     socket.resume();
-    const ended = await Promise.race([
-      once(socket, "close").then(() => true),
-      new Promise<boolean>((r) => setTimeout(() => r(false), 10_000)),
-    ]);
-    socket.destroy();
-    assert.ok(ended, "the server closed the connection");
+    assert.ok(await closedWithin(socket, 10_000), "the server closed the connection");
     assert.ok(received < SIZE, `the client got ${received} of ${SIZE} bytes: the send was cut off`);
   });
 
@@ -293,12 +302,7 @@ describe("zstream serve: stalled and slow clients are dropped", () => {
     const started = Date.now();
     socket.write("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n");
     socket.resume();
-    const closed = await Promise.race([
-      once(socket, "close").then(() => true),
-      new Promise<boolean>((r) => setTimeout(() => r(false), 10_000)),
-    ]);
-    socket.destroy();
-    assert.ok(closed, "the server closed the connection");
+    assert.ok(await closedWithin(socket, 10_000), "the server closed the connection");
     assert.ok(Date.now() - started < 5000, `closed after ${Date.now() - started} ms`);
   });
 });
