@@ -141,7 +141,8 @@ export function refused(action: string, key: string, cause?: unknown): SymlinkRe
 
 /**
  * Opens the directory at `path` without following a link there; undefined when absent or not a
- * directory. (O_DIRECTORY with O_NOFOLLOW reports a link as ENOTDIR: lstat tells the two apart.)
+ * directory. O_DIRECTORY with O_NOFOLLOW reports a link as ENOTDIR, so an lstat tells them apart: a link
+ * there, or a directory (a link there a moment ago, swapped since), is refused.
  */
 function openDir(path: string, root: string, key: string, action: string): number | undefined {
   try {
@@ -150,15 +151,16 @@ function openDir(path: string, root: string, key: string, action: string): numbe
   } catch (err) {
     const code = errorCode(err);
     if (code === "ELOOP") throw refused(action, key, err);
-    if (code === "ENOTDIR" && isLink(path)) throw refused(action, key, err);
+    if (code === "ENOTDIR" && linkOrDirectory(path)) throw refused(action, key, err);
     if (isAbsent(err)) return undefined;
     throw fsError(action, key, err);
   }
 }
 
-function isLink(path: string): boolean {
+function linkOrDirectory(path: string): boolean {
   try {
-    return lstatSync(path).isSymbolicLink();
+    const info = lstatSync(path);
+    return info.isSymbolicLink() || info.isDirectory();
   } catch {
     return false;
   }

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { fileIoBackend } from "@zarr-stream/fileio";
 import { SymlinkRefused } from "@zarr-stream/spec";
+import { startSwapper, swapSkipReason } from "@zarr-stream/test-support/swap";
 import { tempRoots } from "@zarr-stream/test-support/temp-dirs";
 import { DIRECT_WRITE_MIN } from "../src/direct-writes.js";
 import { FsStore } from "../src/fs-store.js";
@@ -114,6 +115,71 @@ for (const [name, make] of [
       await s.delete("in/g/h");
       assert.equal(await s.size("in/g/h"), undefined);
     });
+
+    it(
+      "a directory swapped for a link out of the root while reads, writes and deletes run never reaches outside",
+      { skip: swapSkipReason() },
+      async () => {
+        const base = roots.fresh();
+        const root = join(base, "root");
+        const outside = join(base, "outside");
+        mkdirSync(join(root, "d"), { recursive: true });
+        mkdirSync(outside);
+        writeFileSync(join(outside, "f"), SECRET);
+        writeFileSync(join(root, "d", "f"), "inside");
+        symlinkSync(outside, join(root, "swap"), "dir");
+        const s = make(root);
+        const inside = new TextEncoder().encode("inside");
+        const big = new Uint8Array(DIRECT_WRITE_MIN + 1).fill(5);
+        const counts = { read: 0, refused: 0, written: 0 };
+        /** What an operation may do during the race: succeed inside, or be refused. */
+        const outcome = async (run: () => Promise<unknown>) => {
+          try {
+            const got = await run();
+            if (got instanceof Uint8Array) {
+              assert.ok(
+                !new TextDecoder().decode(got).includes(SECRET),
+                "a read returned bytes from outside",
+              );
+              assert.deepEqual(got, inside);
+              counts.read++;
+            }
+          } catch (err) {
+            if (!(err instanceof SymlinkRefused)) throw err;
+            counts.refused++;
+          }
+        };
+        const swapper = await startSwapper(join(root, "d"), join(root, "swap"));
+        try {
+          for (let i = 0; i < 400; i++) {
+            await Promise.all([
+              outcome(() => s.get("d/f")),
+              outcome(() => s.getRange("d/f", 0, 64)),
+              outcome(async () => {
+                const p = s.pin("d/f");
+                try {
+                  return await p.getRange(0, 64);
+                } finally {
+                  await p.close();
+                }
+              }),
+              outcome(async () => {
+                await s.put(`d/w${i}`, i % 4 === 0 ? big : inside);
+                counts.written++;
+              }),
+              outcome(() => s.delete(`d/w${i - 1}`)),
+              outcome(() => s.list("d/")),
+            ]);
+          }
+        } finally {
+          const { running, stderr } = await swapper.stop();
+          assert.ok(running, `the swapper kept running: ${stderr}`);
+        }
+        assert.deepEqual(readdirSync(outside), ["f"], "nothing was written outside");
+        assert.equal(readFileSync(join(outside, "f"), "utf8"), SECRET);
+        assert.ok(counts.read > 0 && counts.refused > 0, `both outcomes happened: ${JSON.stringify(counts)}`);
+      },
+    );
 
     it("a FIFO at a key reads as absent at once instead of hanging", async () => {
       const { root } = tree();
