@@ -55,6 +55,7 @@ async function demo(argv: string[], io: CliIo): Promise<number> {
   }
   if (positionals.length > 0)
     throw new UsageError(`demo takes no positional arguments, got ${positionals.join(" ")}`);
+  if (values["no-token"] && !values.serve) throw new UsageError("--no-token goes with --serve");
   const profile = (values.profile ?? "diagnostic") as Profile;
   if (!PROFILES.includes(profile))
     throw new UsageError(
@@ -78,7 +79,6 @@ async function demo(argv: string[], io: CliIo): Promise<number> {
   );
   if (quiet) json(io, summary);
   const ok = summary.readback_ok && summary.verify_ok;
-  if (values["no-token"] && !values.serve) throw new UsageError("--no-token goes with --serve");
   if (ok && values.serve) return serveUntilStopped(summary.store, undefined, values["no-token"] === true, io);
   return ok ? EXIT.ok : EXIT.failed;
 }
@@ -86,8 +86,10 @@ async function demo(argv: string[], io: CliIo): Promise<number> {
 /** `demo --store URL` with writers as OS processes: `--procs N` starts them, or this process is one rank. */
 async function demoOnStore(values: Record<string, string | boolean | undefined>, io: CliIo): Promise<number> {
   const str = (k: string) => values[k] as string | undefined;
-  if (values.out !== undefined || values.serve !== undefined)
-    throw new UsageError("--store writes to the URL given: --out and --serve are for the local thread demo");
+  if (values.out !== undefined || values.serve !== undefined || values["no-token"] !== undefined)
+    throw new UsageError(
+      "--store writes to the URL given: --out, --serve and --no-token are for the local thread demo",
+    );
   const modes = [values.procs !== undefined, values.rank !== undefined, values["rank-from-env"] === true];
   if (modes.filter(Boolean).length !== 1)
     throw new UsageError("--store needs exactly one of --procs N, --rank I, --rank-from-env");

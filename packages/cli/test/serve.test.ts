@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -61,4 +61,10 @@ it("zstream serve serves the viewer page and the store's committed objects on lo
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+it("zstream demo --no-token without --serve is a usage error, before any demo runs", () => {
+  const r = spawnSync(process.execPath, [BIN, "demo", "--no-token"], { encoding: "utf8" });
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /--no-token goes with --serve/);
 });
