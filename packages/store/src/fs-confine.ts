@@ -1,5 +1,6 @@
 import { closeSync, constants, fsync, lstatSync, mkdirSync, openSync } from "node:fs";
-import { join } from "node:path";
+import { open } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { FD_PATHS } from "@zarr-stream/fileio";
 import { SymlinkRefused } from "@zarr-stream/spec";
@@ -20,41 +21,46 @@ export class ConfinedDir {
   /** This directory as a path prefix for `at`, and the length of it a confined open may trust. */
   readonly path: string;
   readonly beneath: number;
-  readonly #fds: number[];
-  /** Indexes into #fds of the directories whose entries this walk changed (parent of each new one). */
-  readonly #changed: Set<number>;
+  /** Descriptors kept for sync: the key's directory and every directory whose entries the walk changed. */
+  readonly #kept: number[];
+  /** The parent of the first directory made above the root's own (a root created by this walk), if any. */
+  readonly #above: string | undefined;
 
-  private constructor(path: string, beneath: number, fds: number[], changed: Set<number>) {
+  private constructor(path: string, beneath: number, kept: number[], above: string | undefined) {
     this.path = path;
     this.beneath = beneath;
-    this.#fds = fds;
-    this.#changed = changed;
+    this.#kept = kept;
+    this.#above = above;
   }
 
   /**
    * The directory of `key` (its segments before the last) below `root`; absent (undefined) when a
-   * segment is missing or not a directory, unless `create`, which makes the missing ones.
+   * segment is missing or not a directory, unless `create`, which makes the missing ones. A directory on
+   * the way is closed as soon as the next is open, unless the walk changed its entries: a writer with
+   * hundreds of puts in flight holds one or two descriptors per put, not one per level.
    */
   static open(root: string, key: string, create: boolean, action: string): ConfinedDir | undefined {
     const segments = key.split("/").slice(0, -1);
-    const fds: number[] = [];
-    const changed = new Set<number>();
+    const kept: number[] = [];
+    let fd: number | undefined;
+    let above: string | undefined;
     try {
-      let fd = openDir(root, root, key, action);
+      fd = openDir(root, root, key, action);
       if (fd === undefined && create) {
-        mkdirQuietly(root, root, key, action);
+        const first = mkdirQuietly(root, root, key, action);
+        if (first !== undefined) above = dirname(first);
         fd = openDir(root, root, key, action);
       }
       if (fd === undefined) return undefined;
-      fds.push(fd);
+      let changed = above !== undefined;
       let path = root;
       for (const segment of segments) {
         const base = FD_PATHS === undefined ? path : `${FD_PATHS}/${fd}`;
         let next = openDir(join(base, segment), root, key, action);
-        if (next === undefined && create) {
+        const made = next === undefined && create;
+        if (made) {
           mkdirQuietly(join(base, segment), root, key, action);
-          changed.add(fds.length - 1);
-          changed.add(fds.length);
+          changed = true;
           next = openDir(join(base, segment), root, key, action);
         }
         if (next === undefined) {
@@ -65,19 +71,25 @@ export class ConfinedDir {
             });
             throw fsError(`create directory for ${action}`, key, cause);
           }
-          closeAll(fds);
           return undefined;
         }
-        fds.push(next);
+        if (changed) kept.push(fd);
+        else closeSync(fd);
         fd = next;
+        changed = made;
         path = join(path, segment);
       }
-      changed.add(fds.length - 1);
-      const at = FD_PATHS === undefined ? path : `${FD_PATHS}/${fd}`;
-      return new ConfinedDir(at, FD_PATHS === undefined ? root.length : at.length, fds, changed);
+      kept.push(fd);
+      fd = undefined;
+      const at = FD_PATHS === undefined ? path : `${FD_PATHS}/${kept.at(-1)}`;
+      return new ConfinedDir(at, FD_PATHS === undefined ? root.length : at.length, kept, above);
     } catch (err) {
-      closeAll(fds);
+      if (fd !== undefined) kept.push(fd);
+      fd = undefined;
+      closeAll(kept);
       throw err;
+    } finally {
+      if (fd !== undefined) closeAll([...kept, fd]);
     }
   }
 
@@ -105,12 +117,13 @@ export class ConfinedDir {
    * fail a write.
    */
   async sync(): Promise<void> {
-    await Promise.all([...this.#changed].map((i) => fsyncAsync(this.#fds[i]!).catch(() => undefined)));
+    const above = this.#above === undefined ? [] : [syncPath(this.#above)];
+    await Promise.all([...this.#kept.map((fd) => fsyncAsync(fd).catch(() => undefined)), ...above]);
   }
 
   close(): void {
-    closeAll(this.#fds);
-    this.#fds.length = 0;
+    closeAll(this.#kept);
+    this.#kept.length = 0;
   }
 }
 
@@ -166,13 +179,22 @@ function linkOrDirectory(path: string): boolean {
   }
 }
 
-function mkdirQuietly(path: string, root: string, key: string, action: string): void {
+/** Makes `path` (the root: with its missing parents); the first directory made, when the root was. */
+function mkdirQuietly(path: string, root: string, key: string, action: string): string | undefined {
   try {
-    mkdirSync(path, path === root ? { recursive: true } : undefined);
+    return mkdirSync(path, path === root ? { recursive: true } : undefined) ?? undefined;
   } catch (err) {
     // Another writer made it first; what it is, the open after decides.
     if (errorCode(err) !== "EEXIST") throw fsError(`create directory for ${action}`, key, err);
+    return undefined;
   }
+}
+
+/** fsync of a directory above the root, by path (the root's ancestors are trusted); best effort. */
+async function syncPath(path: string): Promise<void> {
+  const handle = await open(path, "r").catch(() => undefined);
+  await handle?.sync().catch(() => undefined);
+  await handle?.close().catch(() => undefined);
 }
 
 function closeAll(fds: number[]): void {

@@ -7,6 +7,7 @@ import { SymlinkRefused } from "@zarr-stream/spec";
 import { startSwapper, swapSkipReason } from "@zarr-stream/test-support/swap";
 import { tempRoots } from "@zarr-stream/test-support/temp-dirs";
 import { DIRECT_WRITE_MIN } from "../src/direct-writes.js";
+import { ConfinedDir } from "../src/fs-confine.js";
 import { FsStore } from "../src/fs-store.js";
 import { nodeFsOnly } from "./node-fs-only.js";
 
@@ -193,3 +194,22 @@ for (const [name, make] of [
     });
   });
 }
+
+describe("ConfinedDir", () => {
+  it("holds the key's directory and only the directories its walk changed, not one descriptor per level", () => {
+    const root = roots.fresh();
+    mkdirSync(join(root, "a", "b", "c", "d", "e"), { recursive: true });
+    const open = () => readdirSync("/proc/self/fd").length;
+    const before = open();
+    const existing = ConfinedDir.open(root, "a/b/c/d/e/key", false, "test")!;
+    assert.equal(open() - before, 1, "an existing path: the key's directory only");
+    existing.close();
+    // e/ exists; f/ and g/ are made: e (its entries changed), f and g are kept.
+    const made = ConfinedDir.open(root, "a/b/c/d/e/f/g/key", true, "test")!;
+    assert.equal(open() - before, 3);
+    made.close();
+    assert.equal(open(), before, "close releases every descriptor");
+    assert.equal(ConfinedDir.open(root, "a/x/y/key", false, "test"), undefined);
+    assert.equal(open(), before, "an absent path leaves nothing open");
+  });
+});
