@@ -41,9 +41,9 @@ const GET_GUESS_BYTES = 16 << 10;
  * Keys are confined lexically (no "..", ".", empty or absolute segments) and on the file system: no
  * symbolic link below the root is followed by any read, write, delete or list. Reads open the object
  * with an openat walk (fileio's `beneath`), writes and deletes work in a directory opened that way
- * (ConfinedDir), and a link met on a key's path is a SymlinkRefused (list skips it). Why refuse rather
- * than follow links that stay inside: packages/spec/docs/store-capabilities.md, "FsStore and symbolic
- * links".
+ * (ConfinedDir), and a link met on a key's path is a SymlinkRefused (list refuses a prefix through one
+ * and skips one below the prefix). Why refuse rather than follow links that stay inside:
+ * packages/spec/docs/store-capabilities.md, "FsStore and symbolic links".
  */
 export class FsStore implements Store {
   readonly url: string;
