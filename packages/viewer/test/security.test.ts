@@ -4,13 +4,22 @@ import { once } from "node:events";
 import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { startSwapper, swapSkipReason } from "@zarr-stream/test-support/swap";
 import { servableKey, serveViewer, TOKEN_HEADER, type ViewerServer } from "../src/index.js";
 import { raw } from "./serve-client.js";
 
 const SECRET = "SECRET-OUTSIDE-THE-STORE";
+/** Files under the served root that are not objects of the store layout. */
+const NOT_STORE_OBJECTS = [
+  ".ssh/id_rsa",
+  ".env",
+  "notes.txt",
+  ".zarr-stream/leases/writer-0.json",
+  "_tokens/0/0.json",
+  "t/c/0/x",
+];
 const INSIDE = '{"zarr_format":3,"node_type":"group","attributes":{}}';
 
 /** Why mknod cannot run here: outside CI a non-root user skips; CI runs as root and never skips. */
@@ -29,14 +38,10 @@ describe("zstream serve, attacked by another local user", () => {
     outside = mkdtempSync(join(tmpdir(), "zs-viewer-outside-"));
     writeFileSync(join(outside, "zarr.json"), SECRET);
     // A store in a home directory, next to what is not the store's.
-    mkdirSync(join(dir, ".ssh"));
-    writeFileSync(join(dir, ".ssh", "id_rsa"), SECRET);
-    writeFileSync(join(dir, ".env"), SECRET);
-    writeFileSync(join(dir, "notes.txt"), SECRET);
-    mkdirSync(join(dir, ".zarr-stream", "leases"), { recursive: true });
-    writeFileSync(join(dir, ".zarr-stream", "leases", "writer-0.json"), SECRET);
-    mkdirSync(join(dir, "_tokens", "0"), { recursive: true });
-    writeFileSync(join(dir, "_tokens", "0", "0.json"), SECRET);
+    for (const file of NOT_STORE_OBJECTS) {
+      mkdirSync(dirname(join(dir, file)), { recursive: true });
+      writeFileSync(join(dir, file), SECRET);
+    }
     writeFileSync(join(dir, "zarr.json"), INSIDE);
     writeFileSync(join(dir, "output_manifest.json"), "{}");
     mkdirSync(join(dir, "t", "c", "0"), { recursive: true });
@@ -85,14 +90,7 @@ describe("zstream serve, attacked by another local user", () => {
   });
 
   it("only the store's own objects are served: files beside them are 404 and never listed", async () => {
-    for (const path of [
-      "/store/.ssh/id_rsa",
-      "/store/.env",
-      "/store/notes.txt",
-      "/store/.zarr-stream/leases/writer-0.json",
-      "/store/_tokens/0/0.json",
-      "/store/t/c/0/x",
-    ]) {
+    for (const path of NOT_STORE_OBJECTS.map((file) => `/store/${file}`)) {
       const r = await raw(server, path);
       assert.equal(r.status, 404, path);
       assert.ok(!r.body.toString().includes(SECRET), path);
