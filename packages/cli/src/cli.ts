@@ -40,6 +40,7 @@ async function demo(argv: string[], io: CliIo): Promise<number> {
         "commit-every": { type: "string" },
         json: { type: "boolean" },
         serve: { type: "boolean" },
+        "no-token": { type: "boolean" },
         store: { type: "string" },
         procs: { type: "string" },
         rank: { type: "string" },
@@ -54,6 +55,7 @@ async function demo(argv: string[], io: CliIo): Promise<number> {
   }
   if (positionals.length > 0)
     throw new UsageError(`demo takes no positional arguments, got ${positionals.join(" ")}`);
+  if (values["no-token"] && !values.serve) throw new UsageError("--no-token goes with --serve");
   const profile = (values.profile ?? "diagnostic") as Profile;
   if (!PROFILES.includes(profile))
     throw new UsageError(
@@ -77,15 +79,17 @@ async function demo(argv: string[], io: CliIo): Promise<number> {
   );
   if (quiet) json(io, summary);
   const ok = summary.readback_ok && summary.verify_ok;
-  if (ok && values.serve) return serveUntilStopped(summary.store, undefined, io);
+  if (ok && values.serve) return serveUntilStopped(summary.store, undefined, values["no-token"] === true, io);
   return ok ? EXIT.ok : EXIT.failed;
 }
 
 /** `demo --store URL` with writers as OS processes: `--procs N` starts them, or this process is one rank. */
 async function demoOnStore(values: Record<string, string | boolean | undefined>, io: CliIo): Promise<number> {
   const str = (k: string) => values[k] as string | undefined;
-  if (values.out !== undefined || values.serve !== undefined)
-    throw new UsageError("--store writes to the URL given: --out and --serve are for the local thread demo");
+  if (values.out !== undefined || values.serve !== undefined || values["no-token"] !== undefined)
+    throw new UsageError(
+      "--store writes to the URL given: --out, --serve and --no-token are for the local thread demo",
+    );
   const modes = [values.procs !== undefined, values.rank !== undefined, values["rank-from-env"] === true];
   if (modes.filter(Boolean).length !== 1)
     throw new UsageError("--store needs exactly one of --procs N, --rank I, --rank-from-env");
@@ -134,9 +138,22 @@ async function demoOnStore(values: Record<string, string | boolean | undefined>,
   return summary.readback_ok && summary.verify_ok ? EXIT.ok : EXIT.failed;
 }
 
-async function serveUntilStopped(storeDir: string, port: number | undefined, io: CliIo): Promise<number> {
-  const server = await serveViewer(storeDir, port === undefined ? {} : { port });
-  io.stdout.write(`viewer: ${server.url}  (serving ${storeDir}; Ctrl-C to stop)\n`);
+async function serveUntilStopped(
+  storeDir: string,
+  port: number | undefined,
+  noToken: boolean,
+  io: CliIo,
+): Promise<number> {
+  const server = await serveViewer(storeDir, {
+    ...(port === undefined ? {} : { port }),
+    ...(noToken ? { token: null } : {}),
+  });
+  if (noToken)
+    io.stderr.write(
+      `zstream serve: WARNING: --no-token: every user and process on this machine can read ${storeDir} through ${server.url}\n`,
+    );
+  // The URL carries the token once, here; the page trades it for a cookie on its first load.
+  io.stdout.write(`viewer: ${server.pageUrl}  (serving ${storeDir}; Ctrl-C to stop)\n`);
   await new Promise<void>((done) => {
     const stop = () => {
       process.off("SIGINT", stop);
@@ -151,12 +168,16 @@ async function serveUntilStopped(storeDir: string, port: number | undefined, io:
 
 async function serve(argv: string[], io: CliIo): Promise<number> {
   const { values, positionals } = asUsage(() =>
-    parseArgs({ args: argv, allowPositionals: true, options: { ...HELP_OPTION, port: { type: "string" } } }),
+    parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { ...HELP_OPTION, port: { type: "string" }, "no-token": { type: "boolean" } },
+    }),
   );
   if (values.help) return help(io, "serve");
   const store = storeArgument(positionals, "serve");
   const port = values.port === undefined ? undefined : intOption(values.port, "port", 0);
-  return serveUntilStopped(store, port, io);
+  return serveUntilStopped(store, port, values["no-token"] === true, io);
 }
 
 /** `zstream recover STORE ...` is `zstream cp recover --store STORE ...`. */

@@ -24,7 +24,7 @@ Example:
 `;
 
 export const HELP: Record<string, string> = {
-  demo: `Usage: zstream demo [--out DIR] [--writers N] [--records M] [--profile P] [--grid LATxLON] [--commit-every K] [--serve]
+  demo: `Usage: zstream demo [--out DIR] [--writers N] [--records M] [--profile P] [--grid LATxLON] [--commit-every K] [--serve [--no-token]]
        zstream demo --store URL (--procs N | --rank-from-env | --rank I) [--writers N] [--records M] ...
 
 Simulates a domain-decomposed model run on a local store: N writer threads (writer 0 the owner), each
@@ -42,6 +42,7 @@ Options:
   --commit-every K   records per commit and per time shard (default 8)
   --json             print the summary as JSON
   --serve            then open the browser viewer on the demo store (Ctrl-C to stop)
+  --no-token         with --serve: serve without the secret token (see zstream serve --help)
 
 Writers as OS processes, on any store URL (s3://bucket/prefix with the AWS_* variables, a path):
   --store URL        write there through the run API (tokens travel through the store)
@@ -55,14 +56,20 @@ Example:
   zstream demo --out /tmp/run.zarr --writers 4 --records 48
   mpirun -n 4 npx zstream demo --store s3://bucket/run --rank-from-env --grid 90x180
 `,
-  serve: `Usage: zstream serve STORE [--port P]
+  serve: `Usage: zstream serve STORE [--port P] [--no-token]
 
 Serves a small web page and the store's objects over HTTP on 127.0.0.1. The page reads the store in the
 browser (wasm codecs) and shows committed data only: a variable picker, a record slider, a heatmap with
 colour bar and hover readout, and the commit state; it refreshes when commit_seq changes.
 
+Every request needs a secret token, printed once in the URL shown (http://127.0.0.1:P/?token=...);
+the page trades it for a cookie on its first load, other clients send it in the X-Zstream-Token header.
+Only the store's own objects are served (zarr.json, output_manifest.json and its pages, chunks and
+shards, blobs), never other files under STORE. Idle connections are closed after 30 s.
+
 Options:
-  --port P   port to listen on (default: a free port)
+  --port P     port to listen on (default: a free port)
+  --no-token   no token: any user or process on this machine can read the store (a trusted machine only)
 
 Example:
   zstream serve /tmp/run.zarr --port 8080

@@ -20,6 +20,7 @@ typedef struct file_job {
   napi_deferred deferred;
   napi_ref keep; /* the caller's buffer, alive until the promise settles */
   char *path;
+  double beneath; /* length of path's trusted prefix: no symlink after it is followed */
   uint8_t *bytes; /* write: the source; read: the destination */
   size_t len;
   double position, length, got, filesize; /* read */
@@ -31,12 +32,12 @@ typedef struct file_job {
 
 static void run(io_task_t *t) {
   file_job_t *j = (file_job_t *)t;
-  if (j->op == JOB_WRITE) zs_write_file_direct(j->path, j->bytes, j->len, &j->result);
+  if (j->op == JOB_WRITE) zs_write_file_direct(j->path, (size_t)j->beneath, j->bytes, j->len, &j->result);
   else if (j->pinned)
-    zs_read_range(j->path, &j->fd, 1, j->position, j->length, j->from_end, j->bytes, j->len, &j->got,
+    zs_read_range(j->path, (size_t)j->beneath, &j->fd, 1, j->position, j->length, j->from_end, j->bytes, j->len, &j->got,
                   &j->filesize, &j->result);
   else
-    zs_read_file_range(j->path, j->position, j->length, j->from_end, j->bytes, j->len, &j->got, &j->filesize,
+    zs_read_file_range(j->path, (size_t)j->beneath, j->position, j->length, j->from_end, j->bytes, j->len, &j->got, &j->filesize,
                        &j->result);
 }
 
@@ -184,27 +185,27 @@ static file_job_t *job_args(napi_env env, napi_callback_info info, size_t want, 
   return j;
 }
 
-/* readFileInto(path, position, length, fromEnd: 0|1, into: Uint8Array): resolves with [bytesRead,
- * fileSize]; see zs_read_file_range. */
+/* readFileInto(path, beneath, position, length, fromEnd: 0|1, into: Uint8Array): resolves with
+ * [bytesRead, fileSize]; see zs_read_file_range. */
 static napi_value read_js(napi_env env, napi_callback_info info) {
-  napi_value argv[5];
-  file_job_t *j = job_args(env, info, 5, argv, JOB_READ);
+  napi_value argv[6];
+  file_job_t *j = job_args(env, info, 6, argv, JOB_READ);
   if (!j) return NULL;
-  int ok = get_path(env, argv[0], &j->path) && get_offset(env, argv[1], &j->position) &&
-           get_offset(env, argv[2], &j->length) &&
-           napi_get_value_int32(env, argv[3], &j->from_end) == napi_ok &&
-           get_bytes(env, argv[4], &j->bytes, &j->len);
+  int ok = get_path(env, argv[0], &j->path) && get_offset(env, argv[1], &j->beneath) &&
+           get_offset(env, argv[2], &j->position) && get_offset(env, argv[3], &j->length) &&
+           napi_get_value_int32(env, argv[4], &j->from_end) == napi_ok &&
+           get_bytes(env, argv[5], &j->bytes, &j->len);
   if (!ok) return refuse(env, j, true, "bad arguments to readFileInto");
-  return submit(env, j, argv[4]);
+  return submit(env, j, argv[5]);
 }
 
-/* readPinnedInto(pathOrFd, position, length, fromEnd: 0|1, into: Uint8Array): resolves with [bytesRead,
- * fileSize, fd]. Given a path, the file it opens stays open (fd, or -1 when it is not a regular file) for
+/* readPinnedInto(pathOrFd, beneath, position, length, fromEnd: 0|1, into: Uint8Array): resolves with
+ * [bytesRead, fileSize, fd] (beneath as readFileInto's, unused with an fd). Given a path, the file it opens stays open (fd, or -1 when it is not a regular file) for
  * later calls given that fd, which read the same file whatever is renamed over the path; the caller
  * closes it. See zs_read_range. */
 static napi_value read_pinned_js(napi_env env, napi_callback_info info) {
-  napi_value argv[5];
-  file_job_t *j = job_args(env, info, 5, argv, JOB_READ);
+  napi_value argv[6];
+  file_job_t *j = job_args(env, info, 6, argv, JOB_READ);
   if (!j) return NULL;
   napi_valuetype first;
   j->pinned = 1;
@@ -212,21 +213,22 @@ static napi_value read_pinned_js(napi_env env, napi_callback_info info) {
   int ok = napi_typeof(env, argv[0], &first) == napi_ok &&
            (first == napi_number ? napi_get_value_int32(env, argv[0], &j->fd) == napi_ok && j->fd >= 0
                                  : get_path(env, argv[0], &j->path)) &&
-           get_offset(env, argv[1], &j->position) && get_offset(env, argv[2], &j->length) &&
-           napi_get_value_int32(env, argv[3], &j->from_end) == napi_ok &&
-           get_bytes(env, argv[4], &j->bytes, &j->len);
+           get_offset(env, argv[1], &j->beneath) && get_offset(env, argv[2], &j->position) &&
+           get_offset(env, argv[3], &j->length) && napi_get_value_int32(env, argv[4], &j->from_end) == napi_ok &&
+           get_bytes(env, argv[5], &j->bytes, &j->len);
   if (!ok) return refuse(env, j, true, "bad arguments to readPinnedInto");
-  return submit(env, j, argv[4]);
+  return submit(env, j, argv[5]);
 }
 
-/* writeFileDirect(path: string, bytes: Uint8Array): see zs_write_file_direct. */
+/* writeFileDirect(path: string, beneath, bytes: Uint8Array): see zs_write_file_direct. */
 static napi_value write_js(napi_env env, napi_callback_info info) {
-  napi_value argv[2];
-  file_job_t *j = job_args(env, info, 2, argv, JOB_WRITE);
+  napi_value argv[3];
+  file_job_t *j = job_args(env, info, 3, argv, JOB_WRITE);
   if (!j) return NULL;
-  if (!get_path(env, argv[0], &j->path) || !get_bytes(env, argv[1], &j->bytes, &j->len))
+  if (!get_path(env, argv[0], &j->path) || !get_offset(env, argv[1], &j->beneath) ||
+      !get_bytes(env, argv[2], &j->bytes, &j->len))
     return refuse(env, j, true, "bad arguments to writeFileDirect");
-  return submit(env, j, argv[1]);
+  return submit(env, j, argv[2]);
 }
 
 static bool export_function(napi_env env, napi_value exports, const char *name, napi_callback fn) {

@@ -19,6 +19,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#ifndef O_NOFOLLOW
+#define O_NOFOLLOW 0
+#endif
+
 #define DIO_ALIGN ((size_t)4096)
 #define DIO_BOUNCE ((size_t)2 << 20)
 static __thread uint8_t *tl_bounce;
@@ -68,9 +72,50 @@ static ssize_t write_direct_blocks(int fd, const uint8_t *src, size_t whole) {
 }
 #endif
 
-void zs_write_file_direct(const char *path, const uint8_t *src, size_t n, file_result_t *r) {
+
+/* Opens path: its first `beneath` bytes (the store root, trusted) as the OS resolves them, then every
+ * later component with openat and O_NOFOLLOW, so no symbolic link below the root is followed, whatever
+ * another process renames meanwhile: a link anywhere there fails with ELOOP. With beneath 0 the path is
+ * opened as given. */
+int zs_open_beneath(const char *path, size_t beneath, int flags, mode_t mode) {
+  if (beneath == 0) return open(path, flags | O_CLOEXEC, mode);
+  size_t n = strlen(path);
+  if (beneath >= n || path[beneath] != '/') {
+    errno = EINVAL;
+    return -1;
+  }
+  char *copy = malloc(n + 1);
+  if (!copy) return -1;
+  memcpy(copy, path, n + 1);
+  copy[beneath] = '\0';
+  int dir = open(copy, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  char *name = copy + beneath + 1;
+  while (dir >= 0) {
+    char *slash = strchr(name, '/');
+    if (!slash) break;
+    *slash = '\0';
+    int next = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    /* O_DIRECTORY with O_NOFOLLOW reports a link as ENOTDIR: tell the two apart. */
+    if (next < 0 && errno == ENOTDIR && fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+      errno = ELOOP;
+    int saved = errno;
+    close(dir);
+    errno = saved;
+    dir = next;
+    name = slash + 1;
+  }
+  int fd = dir < 0 ? -1 : openat(dir, name, flags | O_NOFOLLOW | O_CLOEXEC, mode);
+  int saved = errno;
+  if (dir >= 0) close(dir);
+  free(copy);
+  errno = saved;
+  return fd;
+}
+
+void zs_write_file_direct(const char *path, size_t beneath, const uint8_t *src, size_t n, file_result_t *r) {
 #ifdef O_DIRECT
-  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_DIRECT, 0666);
+  int fd = zs_open_beneath(path, beneath, O_WRONLY | O_CREAT | O_EXCL | O_DIRECT, 0666);
   if (fd < 0) {
     failed(r, "open", -1);
     return;
@@ -97,23 +142,24 @@ void zs_write_file_direct(const char *path, const uint8_t *src, size_t n, file_r
     return;
   }
 #else
-  (void)path, (void)src, (void)n, (void)write_all;
+  (void)path, (void)beneath, (void)src, (void)n, (void)write_all;
   errno = ENOTSUP;
   failed(r, "open", -1);
 #endif
 }
 
-void zs_read_file_range(const char *path, double position, double length, int from_end, uint8_t *dst,
+void zs_read_file_range(const char *path, size_t beneath, double position, double length, int from_end, uint8_t *dst,
                         size_t cap, double *got, double *filesize, file_result_t *r) {
   int fd = -1;
-  zs_read_range(path, &fd, 0, position, length, from_end, dst, cap, got, filesize, r);
+  zs_read_range(path, beneath, &fd, 0, position, length, from_end, dst, cap, got, filesize, r);
 }
 
-void zs_read_range(const char *path, int *fd, int keep, double position, double length, int from_end,
+void zs_read_range(const char *path, size_t beneath, int *fd, int keep, double position, double length, int from_end,
                    uint8_t *dst, size_t cap, double *got, double *filesize, file_result_t *r) {
   /* A descriptor the caller holds is never closed here, not even when a call on it fails. */
   int ours = path != NULL;
-  if (ours && (*fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+  /* O_NONBLOCK: opening a FIFO (or a device) must not wait for a writer; fstat then refuses it. */
+  if (ours && (*fd = zs_open_beneath(path, beneath, O_RDONLY | O_NONBLOCK, 0)) < 0) {
     failed(r, "open", -1);
     return;
   }

@@ -1,10 +1,15 @@
 /**
+ * `beneath` (0 when absent) is the length of the path's trusted prefix, a store root: no component after
+ * it is followed when it is a symbolic link, whatever another process renames meanwhile, and a link
+ * there rejects with code ELOOP. Reads open with O_NONBLOCK, so a FIFO answers at once (not a regular
+ * file) instead of waiting for a writer.
+ *
  * Creates the file `path` (it must not exist), writes `bytes` to it and fsyncs it. Rejects like node:fs
  * does: `code` is the errno's name and `syscall` the call that failed. EINVAL (or ENOTSUP) means this
  * filesystem refuses direct I/O; the file may then exist, partly written, and the caller removes it.
  * Leave `bytes` untouched until the promise settles.
  */
-export type DirectFileWriter = (path: string, bytes: Uint8Array) => Promise<void>;
+export type DirectFileWriter = (path: string, bytes: Uint8Array, beneath?: number) => Promise<void>;
 
 /**
  * Reads `length` bytes from `position` of the file `path` (or, with `fromEnd`, its last `length` bytes),
@@ -18,6 +23,7 @@ export type FileRangeReader = (
   length: number,
   fromEnd: boolean,
   into: Uint8Array,
+  beneath?: number,
 ) => Promise<[number, number]>;
 
 /**

@@ -4,6 +4,7 @@ import { type FileIoAddon, loadFileIoAddon } from "./native-addon.js";
 import { nodeFsPinnedFile, nodeFsRangeReader, nodeFsWriter } from "./node-fs.js";
 
 export type { DirectFileWriter, FileRangeReader, PinnedFile } from "./file-io.js";
+export { FD_PATHS, openBeneath } from "./node-fs.js";
 
 /**
  * How file jobs run: "native" is the addon (its own I/O threads, O_DIRECT writes on Linux); "node:fs" is
@@ -25,7 +26,7 @@ export function directFileWriter(): DirectFileWriter {
   const r = loadFileIoAddon();
   if (!("addon" in r) || process.platform !== "linux") return nodeFsWriter;
   const addon = r.addon;
-  return (path, bytes) => addon.writeFileDirect(path, bytes);
+  return (path, bytes, beneath = 0) => addon.writeFileDirect(path, beneath, bytes);
 }
 
 /**
@@ -36,28 +37,35 @@ export function fileRangeReader(native = true): FileRangeReader {
   const r = loadFileIoAddon();
   if (!native || !("addon" in r)) return nodeFsRangeReader;
   const addon = r.addon;
-  return (path, position, length, fromEnd, into) =>
-    addon.readFileInto(path, position, length, fromEnd ? 1 : 0, into);
+  return (path, position, length, fromEnd, into, beneath = 0) =>
+    addon.readFileInto(path, beneath, position, length, fromEnd ? 1 : 0, into);
 }
 
 /**
  * Opens PinnedFiles: each read one job on the addon's I/O threads (the first opens the file and keeps
  * it, as many jobs as unpinned reads), else (or with `native` false) node:fs.
  */
-export function pinnedFileReader(native = true): (path: string) => PinnedFile {
+export function pinnedFileReader(native = true): (path: string, beneath?: number) => PinnedFile {
   const r = loadFileIoAddon();
   if (!native || !("addon" in r)) return nodeFsPinnedFile;
   const addon = r.addon;
-  return (path) => nativePinnedFile(addon, path);
+  return (path, beneath = 0) => nativePinnedFile(addon, path, beneath);
 }
 
-function nativePinnedFile(addon: FileIoAddon, path: string): PinnedFile {
+function nativePinnedFile(addon: FileIoAddon, path: string, beneath: number): PinnedFile {
   /** The descriptor the first read opened, -1 when it left none open. */
   let opened: Promise<number> | undefined;
   return {
     async read(position, length, fromEnd, into) {
       const fd = opened === undefined ? -1 : await opened;
-      const first = addon.readPinnedInto(fd >= 0 ? fd : path, position, length, fromEnd ? 1 : 0, into);
+      const first = addon.readPinnedInto(
+        fd >= 0 ? fd : path,
+        beneath,
+        position,
+        length,
+        fromEnd ? 1 : 0,
+        into,
+      );
       if (fd < 0)
         opened = first.then(
           ([, , kept]) => kept,

@@ -2,9 +2,10 @@ import { createRequire } from "node:module";
 
 /** The exports of native/addon.c. */
 export interface FileIoAddon {
-  writeFileDirect(path: string, bytes: Uint8Array): Promise<void>;
+  writeFileDirect(path: string, beneath: number, bytes: Uint8Array): Promise<void>;
   readFileInto(
     path: string,
+    beneath: number,
     position: number,
     length: number,
     fromEnd: 0 | 1,
@@ -13,6 +14,7 @@ export interface FileIoAddon {
   /** As readFileInto, through a descriptor: a path opens one and keeps it open, an fd reads through it. */
   readPinnedInto(
     pathOrFd: string | number,
+    beneath: number,
     position: number,
     length: number,
     fromEnd: 0 | 1,

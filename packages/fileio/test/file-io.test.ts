@@ -1,11 +1,13 @@
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
 import {
+  mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
   renameSync,
   rmSync,
+  symlinkSync,
   unlinkSync,
   writeFileSync,
 } from "node:fs";
@@ -87,9 +89,9 @@ for (const [name, impl] of [
   test(`pinned file [${name}]: reads as the range reader does`, async () => {
     const pin = impl().pinned;
     await checkRanges(
-      (path, ...rest) => {
-        const file = pin(path);
-        return file.read(...rest).finally(() => file.close());
+      (path, position, length, fromEnd, into, beneath) => {
+        const file = pin(path, beneath);
+        return file.read(position, length, fromEnd, into).finally(() => file.close());
       },
       join(dir, `${name}-pinned-ranges`),
     );
@@ -136,6 +138,53 @@ for (const [name, impl] of [
       await f.close();
     }
     assert.ok(readdirSync("/proc/self/fd").length <= fds, "every pinned file closed its descriptor");
+  });
+
+  test(`confined [${name}]: below the root no symbolic link is followed (ELOOP), above it one is; a FIFO answers at once`, async () => {
+    const { write, read, pinned } = impl();
+    // root/in/f is a file; root/out -> outside (a directory link), root/in/lf -> outside/secret (a file link)
+    const base = join(dir, `${name}-confined`);
+    const root = join(base, "root");
+    const outside = join(base, "outside");
+    mkdirSync(join(root, "in"), { recursive: true });
+    mkdirSync(outside, { recursive: true });
+    writeFileSync(join(outside, "secret"), "SECRET");
+    writeFileSync(join(root, "in", "f"), "inside");
+    symlinkSync(outside, join(root, "out"));
+    symlinkSync(join(outside, "secret"), join(root, "in", "lf"));
+    // The root itself may be reached through a link: only what lies below it is confined.
+    symlinkSync(root, join(base, "alias"));
+    const alias = join(base, "alias");
+    const into = new Uint8Array(64);
+    const pinRead = async (path: string, beneath: number) => {
+      const file = pinned(path, beneath);
+      return file.read(0, 64, false, into).finally(() => file.close());
+    };
+    for (const r of [alias, root]) {
+      const n = r.length;
+      assert.deepEqual(await read(`${r}/in/f`, 0, 64, false, into, n), [6, 6]);
+      assert.deepEqual(await pinRead(`${r}/in/f`, n), [6, 6]);
+      for (const path of [`${r}/out/secret`, `${r}/in/lf`]) {
+        await assert.rejects(read(path, 0, 64, false, into, n), { code: "ELOOP" }, path);
+        await assert.rejects(pinRead(path, n), { code: "ELOOP" }, path);
+      }
+      await assert.rejects(write(`${r}/out/new-${n}`, pattern(5000), n), { code: "ELOOP" });
+      // O_EXCL never follows a link in the last place: the name is taken.
+      await assert.rejects(write(`${r}/in/lf`, pattern(5000), n), { code: "EEXIST" });
+      await write(`${r}/in/new-${n}`, pattern(5000), n);
+      assert.deepEqual(new Uint8Array(readFileSync(join(root, "in", `new-${n}`))), pattern(5000));
+    }
+    assert.deepEqual(readdirSync(outside), ["secret"], "nothing was created outside");
+    assert.equal(readFileSync(join(outside, "secret"), "utf8"), "SECRET");
+    // Without a root (beneath 0) paths open as given, as before.
+    assert.deepEqual(await read(join(root, "out", "secret"), 0, 64, false, into), [6, 6]);
+    // A FIFO with no writer: O_NONBLOCK opens it at once, and it is not a regular file.
+    const fifo = join(root, "in", "fifo");
+    execFileSync("mkfifo", [fifo]);
+    const started = Date.now();
+    assert.deepEqual(await read(fifo, 0, 4, false, into, root.length), [0, -1]);
+    assert.deepEqual(await pinRead(fifo, root.length), [0, -1]);
+    assert.ok(Date.now() - started < 2000, "the FIFO did not block the read");
   });
 }
 

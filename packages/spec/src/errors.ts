@@ -104,6 +104,16 @@ export class StoreTimeout extends StoreError {
 }
 
 /**
+ * FsStore met a symbolic link inside its root on a key's path (a directory on the way or the object
+ * itself), or found the path moved while it used it: nothing was read, written or deleted through it.
+ * FsStore follows no link below its root (packages/spec/docs/store-capabilities.md, "FsStore and
+ * symbolic links"). `key` is the key refused.
+ */
+export class SymlinkRefused extends StoreError {
+  override name = "SymlinkRefused";
+}
+
+/**
  * A pinned read (ReadableStore.pin) found its object replaced or deleted since the read pinned it (S3 and
  * HTTP: 412 on If-Match; MemoryStore: another version). Nothing of the other version was handed out; the
  * caller starts its read of the object again.

@@ -29,12 +29,13 @@ export class DirectWrites {
   /**
    * Creates `path` holding `bytes`, fsynced, and answers true; or answers false, leaving nothing at `path`,
    * when the object is small or direct writes are off. Other failures reject with the OS error.
+   * `beneath`: the length of path's trusted prefix (fileio's DirectFileWriter).
    */
-  async write(path: string, bytes: Uint8Array): Promise<boolean> {
+  async write(path: string, bytes: Uint8Array, beneath = 0): Promise<boolean> {
     const writer = this.#writer;
     if (writer === undefined || bytes.length < DIRECT_WRITE_MIN) return false;
     try {
-      await writer(path, bytes);
+      await writer(path, bytes, beneath);
       return true;
     } catch (err) {
       if (!refusesDirectIo(err)) throw err;

@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { type FileHandle, lstat, mkdir, open, rename, unlink } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { constants } from "node:fs";
+import { type FileHandle, lstat, open, rename, unlink } from "node:fs/promises";
 import type { DirectWrites } from "./direct-writes.js";
+import type { ConfinedDir } from "./fs-confine.js";
 import { fsError, isAbsent } from "./fs-errors.js";
 import { TEMP_PREFIX } from "./keys.js";
 
@@ -9,19 +10,20 @@ import { TEMP_PREFIX } from "./keys.js";
  * How FsStore writes an object so that no reader and no process that outlives a crash sees a part: the
  * bytes go into a staging file in the target's own directory (so the rename never crosses a filesystem)
  * and are fsynced before the file is renamed or linked into place; new directories are fsynced after.
+ * Every path here is a name in a ConfinedDir, so no symbolic link below the root is followed.
  */
 
 export async function stage(
-  dir: string,
+  dir: ConfinedDir,
   bytes: Uint8Array,
   key: string,
   direct: DirectWrites,
 ): Promise<string> {
-  const temp = join(dir, `${TEMP_PREFIX}${process.pid}-${randomBytes(8).toString("hex")}`);
+  const temp = dir.at(`${TEMP_PREFIX}${process.pid}-${randomBytes(8).toString("hex")}`);
   let file: FileHandle | undefined;
   try {
-    if (await direct.write(temp, bytes)) return temp;
-    file = await open(temp, "wx");
+    if (await direct.write(temp, bytes, dir.beneath)) return temp;
+    file = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW);
     await file.writeFile(bytes);
     await file.sync();
     await file.close();
@@ -34,7 +36,7 @@ export async function stage(
 }
 
 export async function replace(
-  dir: string,
+  dir: ConfinedDir,
   target: string,
   bytes: Uint8Array,
   key: string,
@@ -49,20 +51,6 @@ export async function replace(
   }
 }
 
-/** Creates `dir` and returns the directories whose entries changed (new dirs and their parent, else just dir). */
-export async function makeDirs(dir: string, key: string): Promise<string[]> {
-  let first: string | undefined;
-  try {
-    first = await mkdir(dir, { recursive: true });
-  } catch (err) {
-    throw fsError("create directory for", key, err);
-  }
-  if (first === undefined) return [dir];
-  const dirs = [dirname(first)];
-  for (let d = dir; d !== dirname(first); d = dirname(d)) dirs.push(d);
-  return dirs;
-}
-
 export async function exists(path: string, key: string): Promise<boolean> {
   try {
     await lstat(path);
@@ -71,18 +59,6 @@ export async function exists(path: string, key: string): Promise<boolean> {
     if (isAbsent(err)) return false;
     throw fsError("putIfAbsent", key, err);
   }
-}
-
-/** Best effort: some filesystems and platforms refuse fsync on a directory, and that must not fail a write. */
-export async function syncDirs(dirs: string[]): Promise<void> {
-  await Promise.all(
-    dirs.map(async (dir) => {
-      const handle = await open(dir, "r").catch(() => undefined);
-      if (handle === undefined) return;
-      await handle.sync().catch(() => undefined);
-      await handle.close().catch(() => undefined);
-    }),
-  );
 }
 
 export async function unlinkQuietly(path: string): Promise<void> {

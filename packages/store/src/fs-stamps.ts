@@ -1,5 +1,5 @@
-import { type BigIntStats, linkSync, statSync, unlinkSync, utimesSync } from "node:fs";
-import { stat } from "node:fs/promises";
+import { type BigIntStats, linkSync, lstatSync, statSync, unlinkSync, utimesSync } from "node:fs";
+import { type ConfinedDir, refused } from "./fs-confine.js";
 import { errorCode, fsError, isAbsent } from "./fs-errors.js";
 
 /**
@@ -12,28 +12,25 @@ export function fileStamp(info: BigIntStats): string {
   return `f${info.ino}-${info.size}-${info.mtimeNs}`;
 }
 
-export async function currentStamp(path: string, key: string): Promise<string | undefined> {
-  try {
-    const info = await stat(path, { bigint: true });
-    return info.isFile() ? fileStamp(info) : undefined;
-  } catch (err) {
-    if (isAbsent(err)) return undefined;
-    throw fsError("version", key, err);
-  }
-}
-
 /**
- * The file's stats, or undefined when absent, without the thread pool: for the few syscalls made while
- * holding a key's lock.
+ * The stats of `name` in `dir`, or undefined when absent or not a regular file; a symbolic link there is
+ * refused, never followed. Without the thread pool: for the few syscalls made while holding a key's lock.
  */
-export function statNow(path: string, key: string): BigIntStats | undefined {
+export function statNow(
+  dir: ConfinedDir,
+  name: string,
+  key: string,
+  action: string,
+): BigIntStats | undefined {
+  let info: BigIntStats;
   try {
-    const info = statSync(path, { bigint: true });
-    return info.isFile() ? info : undefined;
+    info = lstatSync(dir.at(name), { bigint: true });
   } catch (err) {
     if (isAbsent(err)) return undefined;
-    throw fsError("version", key, err);
+    throw fsError(action, key, err);
   }
+  if (info.isSymbolicLink()) throw refused(action, key);
+  return info.isFile() ? info : undefined;
 }
 
 /**

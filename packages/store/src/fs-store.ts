@@ -1,21 +1,23 @@
-import { type BigIntStats, renameSync, statSync } from "node:fs";
-import { type FileHandle, link, lstat, open, stat, unlink } from "node:fs/promises";
-import { basename, dirname, join, resolve } from "node:path";
+import { type BigIntStats, constants, lstatSync, renameSync, statSync } from "node:fs";
+import { type FileHandle, link, unlink } from "node:fs/promises";
+import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import {
   type FileRangeReader,
   fileRangeReader,
+  openBeneath,
   type PinnedFile,
   pinnedFileReader,
 } from "@zarr-stream/fileio";
 import { SchemaError, StoreError } from "@zarr-stream/spec";
 import * as check from "./arguments.js";
 import { DirectWrites, nativeFilesEnabled } from "./direct-writes.js";
+import { inDir, refused } from "./fs-confine.js";
 import { errorCode, fsError, isAbsent } from "./fs-errors.js";
 import { withKeyLock } from "./fs-key-lock.js";
 import { listKeys } from "./fs-list.js";
-import { exists, makeDirs, replace, stage, syncDirs, unlinkQuietly } from "./fs-staging.js";
-import { currentStamp, fileStamp, laterThan, linkUnlessPresent, statNow } from "./fs-stamps.js";
+import { exists, replace, stage, unlinkQuietly } from "./fs-staging.js";
+import { fileStamp, laterThan, linkUnlessPresent, statNow } from "./fs-stamps.js";
 import type { PinnedObject, ReadCost, Store } from "./store.js";
 
 const ABSENT = Symbol("absent");
@@ -36,9 +38,12 @@ const GET_GUESS_BYTES = 16 << 10;
  * rename never crosses a filesystem), fsync it, then rename (put) or hard-link (putIfAbsent) it into place:
  * a reader, or a process that survives our crash, sees the old object or the new one, never a part.
  *
- * Keys are confined lexically (no "..", ".", empty or absolute segments). Symbolic links placed inside the
- * root by someone else are followed by the OS on get/put but never walked by list; the store does not try
- * to defend the root against a party that can already write into it.
+ * Keys are confined lexically (no "..", ".", empty or absolute segments) and on the file system: no
+ * symbolic link below the root is followed by any read, write, delete or list. Reads open the object
+ * with an openat walk (fileio's `beneath`), writes and deletes work in a directory opened that way
+ * (ConfinedDir), and a link met on a key's path is a SymlinkRefused (list refuses a prefix through one
+ * and skips one below the prefix). Why refuse rather than follow links that stay inside:
+ * packages/spec/docs/store-capabilities.md, "FsStore and symbolic links".
  */
 export class FsStore implements Store {
   readonly url: string;
@@ -50,7 +55,7 @@ export class FsStore implements Store {
   readonly #reader: FileRangeReader | undefined = nativeFilesEnabled() ? fileRangeReader() : undefined;
   /** Reads into the caller's buffer: the native job, else node:fs's open, fstat, read and close. */
   readonly #intoReader: FileRangeReader = this.#reader ?? fileRangeReader(false);
-  readonly #pinned: (path: string) => PinnedFile = pinnedFileReader(nativeFilesEnabled());
+  readonly #pinned: (path: string, beneath?: number) => PinnedFile = pinnedFileReader(nativeFilesEnabled());
 
   constructor(rootDir: string) {
     if (typeof rootDir !== "string" || rootDir === "" || rootDir.includes("\0")) {
@@ -118,7 +123,7 @@ export class FsStore implements Store {
    */
   pin(key: string): PinnedObject {
     check.key(key);
-    const file = this.#pinned(this.#path(key));
+    const file = this.#pinned(this.#path(key), this.root.length);
     const job: ReadJob = (position, length, fromEnd, into) => file.read(position, length, fromEnd, into);
     const fresh = async (position: number, length: number, fromEnd: boolean) => {
       const got = await readFreshBy(job, key, position, length, fromEnd);
@@ -148,22 +153,17 @@ export class FsStore implements Store {
 
   async size(key: string): Promise<number | undefined> {
     check.key(key);
-    try {
-      const info = await stat(this.#path(key));
-      return info.isFile() ? info.size : undefined;
-    } catch (err) {
-      if (isAbsent(err)) return undefined;
-      throw fsError("size", key, err);
-    }
+    const info = await inDir(this.root, key, false, "size", (dir, name) => statNow(dir, name, key, "size"));
+    return info === undefined ? undefined : Number(info.size);
   }
 
   async put(key: string, bytes: Uint8Array): Promise<void> {
     check.write(key, bytes);
-    const target = this.#path(key);
-    const dir = dirname(target);
-    const newDirs = await makeDirs(dir, key);
-    await replace(dir, target, bytes, key, this.#direct);
-    await syncDirs(newDirs);
+    await inDir(this.root, key, true, "put", async (dir, name) => {
+      dir.refuseLink(name, key, "put");
+      await replace(dir, dir.at(name), bytes, key, this.#direct);
+      await dir.sync();
+    });
   }
 
   /**
@@ -180,7 +180,10 @@ export class FsStore implements Store {
 
   async version(key: string): Promise<string | undefined> {
     check.key(key);
-    return currentStamp(this.#path(key), key);
+    const info = await inDir(this.root, key, false, "version", (dir, name) =>
+      statNow(dir, name, key, "version"),
+    );
+    return info === undefined ? undefined : fileStamp(info);
   }
 
   /**
@@ -192,66 +195,72 @@ export class FsStore implements Store {
    */
   async putIfVersion(key: string, bytes: Uint8Array, expected: string | null): Promise<string | undefined> {
     check.conditionalWrite(key, bytes, expected);
-    const target = this.#path(key);
-    const dir = dirname(target);
-    const newDirs = await makeDirs(dir, key);
-    const temp = await stage(dir, bytes, key, this.#direct);
-    let swapped = false;
-    try {
-      // rename and link keep the inode, size and mtime: the staged file's stamp is the new version.
-      let staged = statSync(temp, { bigint: true });
-      swapped =
-        expected === null
-          ? linkUnlessPresent(temp, target, key)
-          : await withKeyLock(dir, basename(target), key, () => {
-              const current = statNow(target, key);
-              if ((current === undefined ? null : fileStamp(current)) !== expected) return false;
-              if (current !== undefined) staged = laterThan(temp, staged, current.mtimeNs);
-              renameSync(temp, target);
-              return true;
-            });
-      if (!swapped) return undefined;
-      await syncDirs(newDirs);
-      return fileStamp(staged);
-    } catch (err) {
-      throw fsError("putIfVersion", key, err);
-    } finally {
-      if (!swapped) await unlinkQuietly(temp);
-    }
+    return inDir(this.root, key, true, "putIfVersion", async (dir, name) => {
+      dir.refuseLink(name, key, "putIfVersion");
+      const target = dir.at(name);
+      const temp = await stage(dir, bytes, key, this.#direct);
+      let swapped = false;
+      try {
+        // rename and link keep the inode, size and mtime: the staged file's stamp is the new version.
+        let staged = statSync(temp, { bigint: true });
+        swapped =
+          expected === null
+            ? linkUnlessPresent(temp, target, key)
+            : await withKeyLock(dir.path, name, key, () => {
+                const current = statNow(dir, name, key, "putIfVersion");
+                if ((current === undefined ? null : fileStamp(current)) !== expected) return false;
+                if (current !== undefined) staged = laterThan(temp, staged, current.mtimeNs);
+                renameSync(temp, target);
+                return true;
+              });
+        if (!swapped) return undefined;
+        await dir.sync();
+        return fileStamp(staged);
+      } catch (err) {
+        throw fsError("putIfVersion", key, err);
+      } finally {
+        if (!swapped) await unlinkQuietly(temp);
+      }
+    });
   }
 
   async putIfAbsent(key: string, bytes: Uint8Array): Promise<boolean> {
     check.write(key, bytes);
-    const target = this.#path(key);
-    // Cheap early answer for the common "already claimed" case; the link below is what decides.
-    if (await exists(target, key)) return false;
-    const dir = dirname(target);
-    const newDirs = await makeDirs(dir, key);
-    const temp = await stage(dir, bytes, key, this.#direct);
-    let created = true;
-    try {
-      await link(temp, target);
-    } catch (err) {
-      if (errorCode(err) !== "EEXIST") throw fsError("putIfAbsent", key, err);
-      created = false;
-    } finally {
-      await unlinkQuietly(temp);
-    }
-    if (created) await syncDirs(newDirs);
-    return created;
+    const created = await inDir(this.root, key, true, "putIfAbsent", async (dir, name) => {
+      dir.refuseLink(name, key, "putIfAbsent");
+      const target = dir.at(name);
+      // Cheap early answer for the common "already claimed" case; the link below is what decides.
+      if (await exists(target, key)) return false;
+      const temp = await stage(dir, bytes, key, this.#direct);
+      let made = true;
+      try {
+        await link(temp, target);
+      } catch (err) {
+        if (errorCode(err) !== "EEXIST") throw fsError("putIfAbsent", key, err);
+        made = false;
+      } finally {
+        await unlinkQuietly(temp);
+      }
+      if (made) await dir.sync();
+      return made;
+    });
+    return created === true;
   }
 
   async delete(key: string): Promise<void> {
     check.key(key);
-    const path = this.#path(key);
-    try {
-      await unlink(path);
-    } catch (err) {
-      if (isAbsent(err) || errorCode(err) === "EISDIR") return;
-      // macOS reports unlink(directory) as EPERM; a directory is not an object, so it is absent.
-      if (errorCode(err) === "EPERM" && (await lstat(path).catch(() => undefined))?.isDirectory()) return;
-      throw fsError("delete", key, err);
-    }
+    await inDir(this.root, key, false, "delete", async (dir, name) => {
+      dir.refuseLink(name, key, "delete");
+      const path = dir.at(name);
+      try {
+        await unlink(path);
+      } catch (err) {
+        if (isAbsent(err) || errorCode(err) === "EISDIR") return;
+        // macOS reports unlink(directory) as EPERM; a directory is not an object, so it is absent.
+        if (errorCode(err) === "EPERM" && isDirectory(path)) return;
+        throw fsError("delete", key, err);
+      }
+    });
   }
 
   async list(prefix: string): Promise<string[]> {
@@ -260,17 +269,24 @@ export class FsStore implements Store {
   }
 
   #path(key: string): string {
-    return join(this.root, key);
+    return `${this.root}/${key}`;
   }
 
   /** A native read into a fresh buffer of `length` bytes (see readFreshBy). */
   #readFresh(key: string, position: number, length: number, fromEnd: boolean) {
-    return readFreshBy(jobOn(this.#reader!, this.#path(key)), key, position, length, fromEnd);
+    return readFreshBy(this.#job(this.#reader!, key), key, position, length, fromEnd);
   }
 
   /** A read of the key's path into the caller's buffer. */
   #intoJob(key: string): ReadJob {
-    return jobOn(this.#intoReader, this.#path(key));
+    return this.#job(this.#intoReader, key);
+  }
+
+  /** `reader` bound to the key's path, confined below the root. */
+  #job(reader: FileRangeReader, key: string): ReadJob {
+    const path = this.#path(key);
+    const beneath = this.root.length;
+    return (position, length, fromEnd, into) => reader(path, position, length, fromEnd, into, beneath);
   }
 
   /** Opens the key for reading; a missing path or a directory at the key reads as absent. */
@@ -280,10 +296,10 @@ export class FsStore implements Store {
   ): Promise<T | undefined> {
     let file: FileHandle;
     try {
-      file = await open(this.#path(key), "r");
+      file = await openBeneath(this.#path(key), this.root.length, READ_FLAGS);
     } catch (err) {
       if (isAbsent(err) || errorCode(err) === "EISDIR") return undefined;
-      throw fsError("read", key, err);
+      throw confinedError("read", key, err);
     }
     try {
       const info = await file.stat({ bigint: true });
@@ -297,9 +313,20 @@ export class FsStore implements Store {
   }
 }
 
-/** `reader` bound to one path. */
-function jobOn(reader: FileRangeReader, path: string): ReadJob {
-  return (position, length, fromEnd, into) => reader(path, position, length, fromEnd, into);
+/** O_NONBLOCK: a FIFO at a key opens at once (and reads as absent) instead of waiting for a writer. */
+const READ_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK;
+
+/** ELOOP from a confined open is a link below the root: SymlinkRefused; else fsError. */
+function confinedError(action: string, key: string, err: unknown): StoreError {
+  return errorCode(err) === "ELOOP" ? refused(action, key, err) : fsError(action, key, err);
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return lstatSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 /** One read job; a missing path or anything but a regular file at the key reads as absent. */
@@ -317,7 +344,7 @@ async function runJob(
     [read, size] = await job(position, length, fromEnd, into);
   } catch (err) {
     if (isAbsent(err) || errorCode(err) === "EISDIR") return ABSENT;
-    throw fsError("read", key, err);
+    throw confinedError("read", key, err);
   }
   return size < 0 ? ABSENT : { read, size };
 }

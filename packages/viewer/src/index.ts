@@ -1,2 +1,10 @@
 export { HttpStore } from "./http-store.js";
-export { serveViewer, type ViewerServer, type ViewerServerOptions } from "./server.js";
+export { servableKey } from "./servable.js";
+export {
+  DEFAULT_TIMEOUTS,
+  serveViewer,
+  TOKEN_HEADER,
+  type ViewerServer,
+  type ViewerServerOptions,
+  type ViewerTimeouts,
+} from "./server.js";

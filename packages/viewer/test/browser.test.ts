@@ -94,7 +94,11 @@ describe("viewer page in headless chromium", { skip: chromiumSkipReason() }, () 
       const path = new URL(r.url()).pathname;
       if (!path.startsWith("/store/")) assets.add(path);
     });
-    await page.goto(server.url);
+    // The URL the server prints carries the token once; the page trades it for a cookie (a redirect to
+    // "/"), and every later request of the page (bundle, wasm, store) carries the cookie.
+    const first = await page.goto(server.pageUrl);
+    assert.equal(new URL(page.url()).search, "", "the token left the address bar");
+    assert.equal(first?.status(), 200);
     return page;
   }
 

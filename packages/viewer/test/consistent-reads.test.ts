@@ -16,7 +16,8 @@ import { FsStore, MemoryStore, type ReadableStore, S3Store, type Store } from "@
 import { interleaved } from "@zarr-stream/test-support/interleave";
 import { type S3Server, s3ServerSkipReason, startS3Server } from "@zarr-stream/test-support/s3-server";
 import { ZarrStreamWriter } from "@zarr-stream/writer";
-import { HttpStore, serveViewer, type ViewerServer } from "../src/index.js";
+import { serveViewer, type ViewerServer } from "../src/index.js";
+import { httpStoreOf, tokenFetch } from "./serve-client.js";
 
 /**
  * A time shard of 4 records whose chunks span all 4 (time chunk = time shard), so every flush of a record
@@ -91,7 +92,7 @@ describe("readRecord while a writer commits: committed values only", () => {
     },
     "HttpStore over serveViewer": () => {
       const sub = `http-${n++}`;
-      return { store: new FsStore(join(dir, sub)), reader: new HttpStore(`${server.url}store/${sub}/`) };
+      return { store: new FsStore(join(dir, sub)), reader: httpStoreOf(server, `${sub}/`) };
     },
   };
 
@@ -142,35 +143,44 @@ describe("readRecord while a writer commits: committed values only", () => {
   });
 
   it("serveViewer: a strong ETag names the file; If-Match with another version is 412, before any Range", async () => {
-    await fs.put("obj", new Uint8Array(100).fill(1));
-    const first = await fetch(`${server.url}store/obj`, { headers: { Range: "bytes=0-9" } });
+    await fs.put("obj/c/0", new Uint8Array(100).fill(1));
+    const first = await tokenFetch(server)(`${server.url}store/obj/c/0`, { headers: { Range: "bytes=0-9" } });
     await first.arrayBuffer();
     const etag = first.headers.get("etag");
     assert.match(etag ?? "", /^"[0-9a-f]+-[0-9a-f]+-[0-9a-f]+"$/);
-    const same = await fetch(`${server.url}store/obj`, { headers: { Range: "bytes=-5", "If-Match": etag! } });
+    const same = await tokenFetch(server)(`${server.url}store/obj/c/0`, {
+      headers: { Range: "bytes=-5", "If-Match": etag! },
+    });
     assert.equal(same.status, 206);
     assert.deepEqual(new Uint8Array(await same.arrayBuffer()), new Uint8Array(5).fill(1));
-    await fs.put("obj", new Uint8Array(100).fill(2));
+    await fs.put("obj/c/0", new Uint8Array(100).fill(2));
     for (const range of ["bytes=0-9", "bytes=500-"]) {
-      const stale = await fetch(`${server.url}store/obj`, { headers: { Range: range, "If-Match": etag! } });
+      const stale = await tokenFetch(server)(`${server.url}store/obj/c/0`, {
+        headers: { Range: range, "If-Match": etag! },
+      });
       assert.equal(stale.status, 412, range);
       assert.equal((await stale.arrayBuffer()).byteLength, 0);
     }
-    const any = await fetch(`${server.url}store/obj`, { headers: { Range: "bytes=0-0", "If-Match": "*" } });
+    const any = await tokenFetch(server)(`${server.url}store/obj/c/0`, {
+      headers: { Range: "bytes=0-0", "If-Match": "*" },
+    });
     assert.equal(any.status, 206);
     assert.notEqual(any.headers.get("etag"), etag);
     await any.arrayBuffer();
   });
 
   it("HttpStore.pin: the first answer's ETag rides as If-Match; a replaced or deleted object is ObjectChanged", async () => {
-    const http = new HttpStore(`${server.url}store/`);
-    assert.equal(await http.pin("nope").getSuffix(4), undefined);
-    for (const change of [() => fs.put("pinned", new Uint8Array(30).fill(9)), () => fs.delete("pinned")]) {
+    const http = httpStoreOf(server);
+    assert.equal(await http.pin("nope/c/0").getSuffix(4), undefined);
+    for (const change of [
+      () => fs.put("pinned/c/0", new Uint8Array(30).fill(9)),
+      () => fs.delete("pinned/c/0"),
+    ]) {
       await fs.put(
-        "pinned",
+        "pinned/c/0",
         Uint8Array.from({ length: 20 }, (_, i) => i),
       );
-      const pinned = http.pin("pinned");
+      const pinned = http.pin("pinned/c/0");
       assert.deepEqual(await pinned.getSuffix(4), Uint8Array.from([16, 17, 18, 19]));
       assert.deepEqual(await pinned.getRange(2, 3), Uint8Array.from([2, 3, 4]));
       assert.deepEqual(await pinned.getRange(2, 0), new Uint8Array(0));

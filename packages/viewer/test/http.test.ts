@@ -2,7 +2,6 @@ import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
 import { mkdir, mkdtemp, symlink, writeFile } from "node:fs/promises";
-import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -14,27 +13,7 @@ import fc from "fast-check";
 import { HttpStore, serveViewer, type ViewerServer } from "../src/index.js";
 import { answerRange } from "../src/range.js";
 import { writeDemo } from "./demo-store.js";
-
-/** A raw request, so paths reach the server exactly as written (fetch would normalise "..") */
-function raw(
-  url: string,
-  path: string,
-  headers: Record<string, string> = {},
-  method = "GET",
-): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
-  const u = new URL(url);
-  return new Promise((resolve, reject) => {
-    const req = request({ host: u.hostname, port: u.port, path, method, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () =>
-        resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }),
-      );
-    });
-    req.on("error", reject);
-    req.end();
-  });
-}
+import { httpStoreOf, raw, tokenFetch } from "./serve-client.js";
 
 describe("Range parsing (RFC 9110 §14)", () => {
   it("single ranges, suffixes, open ends; unsatisfiable past the end; malformed or multiple ignored", () => {
@@ -65,15 +44,17 @@ describe("serveViewer + HttpStore", () => {
     dir = await mkdtemp(join(tmpdir(), "zs-viewer-http-"));
     outside = await mkdtemp(join(tmpdir(), "zs-viewer-secret-"));
     await writeFile(join(outside, "secret.txt"), "TOP SECRET");
-    await mkdir(join(dir, "a", "b"), { recursive: true });
-    await writeFile(join(dir, "a", "b", "obj"), blob);
-    await writeFile(join(dir, "a", "empty"), new Uint8Array(0));
-    await writeFile(join(dir, "a", "we ird#%.bin"), "odd");
-    await writeFile(join(dir, "a", ".zs-tmp-123"), "staging");
-    await symlink(join(outside, "secret.txt"), join(dir, "a", "link"));
+    // Keys of the store layout (servableKey): a shard, an empty one, a blob with an odd name.
+    await mkdir(join(dir, "a", "c", "0"), { recursive: true });
+    await mkdir(join(dir, "blobs", "static", "0"), { recursive: true });
+    await writeFile(join(dir, "a", "c", "0", "0"), blob);
+    await writeFile(join(dir, "a", "c", "1"), new Uint8Array(0));
+    await writeFile(join(dir, "blobs", "static", "0", "we ird#%.bin"), "odd");
+    await writeFile(join(dir, "a", "c", ".zs-tmp-123"), "staging");
+    await symlink(join(outside, "secret.txt"), join(dir, "a", "c", "2"));
     await symlink(outside, join(dir, "escape"));
     server = await serveViewer(dir);
-    store = new HttpStore(`${server.url}store/`);
+    store = httpStoreOf(server);
   });
   after(async () => server.close());
 
@@ -92,16 +73,16 @@ describe("serveViewer + HttpStore", () => {
   });
 
   it("GET with Range: 206, Content-Range and Content-Length match the bytes sent", async () => {
-    const r = await raw(server.url, "/store/a/b/obj", { Range: "bytes=10-19" });
+    const r = await raw(server, "/store/a/c/0/0", { Range: "bytes=10-19" });
     assert.equal(r.status, 206);
     assert.equal(r.headers["content-range"], "bytes 10-19/1000");
     assert.equal(r.headers["content-length"], "10");
     assert.deepEqual(new Uint8Array(r.body), blob.slice(10, 20));
-    const s = await raw(server.url, "/store/a/b/obj", { Range: "bytes=-16" });
+    const s = await raw(server, "/store/a/c/0/0", { Range: "bytes=-16" });
     assert.equal(s.status, 206);
     assert.equal(s.headers["content-range"], "bytes 984-999/1000");
     assert.deepEqual(new Uint8Array(s.body), blob.slice(984));
-    const full = await raw(server.url, "/store/a/b/obj");
+    const full = await raw(server, "/store/a/c/0/0");
     assert.equal(full.status, 200);
     assert.equal(full.headers["content-length"], "1000");
     assert.equal(full.headers["accept-ranges"], "bytes");
@@ -109,13 +90,13 @@ describe("serveViewer + HttpStore", () => {
   });
 
   it("416 with Content-Range bytes */size for a range past the end; HEAD gives the size without a body", async () => {
-    const r = await raw(server.url, "/store/a/b/obj", { Range: "bytes=1000-" });
+    const r = await raw(server, "/store/a/c/0/0", { Range: "bytes=1000-" });
     assert.equal(r.status, 416);
     assert.equal(r.headers["content-range"], "bytes */1000");
-    const e = await raw(server.url, "/store/a/empty", { Range: "bytes=-4" });
+    const e = await raw(server, "/store/a/c/1", { Range: "bytes=-4" });
     assert.equal(e.status, 416);
     assert.equal(e.headers["content-range"], "bytes */0");
-    const h = await raw(server.url, "/store/a/b/obj", {}, "HEAD");
+    const h = await raw(server, "/store/a/c/0/0", {}, "HEAD");
     assert.equal(h.status, 200);
     assert.equal(h.headers["content-length"], "1000");
     assert.equal(h.body.length, 0);
@@ -128,23 +109,23 @@ describe("serveViewer + HttpStore", () => {
       "/store/%2e%2e/secret.txt",
       "/store/a%2f..%2f..%2fsecret.txt",
       "/store/a/%5c..%5csecret.txt",
-      "/store/a/link",
+      "/store/a/c/2",
       "/store/escape/secret.txt",
       "/store//etc/passwd",
       "/store/a/%00",
-      "/store/a/.zs-tmp-123",
+      "/store/a/c/.zs-tmp-123",
       "/store/a",
     ]) {
-      const r = await raw(server.url, path);
+      const r = await raw(server, path);
       assert.ok(r.status === 400 || r.status === 404, `${path} gave ${r.status}`);
       assert.ok(!r.body.toString().includes("TOP SECRET"), path);
     }
   });
 
   it("requests naming another Host are refused (DNS rebinding), other methods get 405", async () => {
-    const r = await raw(server.url, "/store/a/b/obj", { Host: "evil.example:80" });
+    const r = await raw(server, "/store/a/c/0/0", { Host: "evil.example:80" });
     assert.equal(r.status, 421);
-    const p = await raw(server.url, "/store/a/b/obj", {}, "PUT");
+    const p = await raw(server, "/store/a/c/0/0", {}, "PUT");
     assert.equal(p.status, 405);
   });
 
@@ -153,35 +134,35 @@ describe("serveViewer + HttpStore", () => {
     await fc.assert(
       fc.asyncProperty(fc.nat(1100), fc.nat(1100), fc.nat(1100), async (offset, length, n) => {
         assert.deepEqual(
-          await store.getRange("a/b/obj", offset, length),
-          await fsStore.getRange("a/b/obj", offset, length),
+          await store.getRange("a/c/0/0", offset, length),
+          await fsStore.getRange("a/c/0/0", offset, length),
         );
-        assert.deepEqual(await store.getSuffix("a/b/obj", n), await fsStore.getSuffix("a/b/obj", n));
+        assert.deepEqual(await store.getSuffix("a/c/0/0", n), await fsStore.getSuffix("a/c/0/0", n));
       }),
       { numRuns: 40 },
     );
-    assert.deepEqual(await store.get("a/b/obj"), blob);
-    assert.equal(await store.size("a/b/obj"), 1000);
-    assert.deepEqual(await store.get("a/empty"), new Uint8Array(0));
-    assert.deepEqual(await store.getSuffix("a/empty", 5), new Uint8Array(0));
-    assert.equal(await store.get("a/missing"), undefined);
-    assert.equal(await store.getRange("a/missing", 0, 4), undefined);
-    assert.equal(await store.size("a/missing"), undefined);
-    assert.deepEqual(await store.get("a/we ird#%.bin"), new TextEncoder().encode("odd"));
+    assert.deepEqual(await store.get("a/c/0/0"), blob);
+    assert.equal(await store.size("a/c/0/0"), 1000);
+    assert.deepEqual(await store.get("a/c/1"), new Uint8Array(0));
+    assert.deepEqual(await store.getSuffix("a/c/1", 5), new Uint8Array(0));
+    assert.equal(await store.get("a/c/9"), undefined);
+    assert.equal(await store.getRange("a/c/9", 0, 4), undefined);
+    assert.equal(await store.size("a/c/9"), undefined);
+    assert.deepEqual(await store.get("blobs/static/0/we ird#%.bin"), new TextEncoder().encode("odd"));
     assert.deepEqual(await store.list("a/"), await fsStore.list("a/"));
-    assert.deepEqual(await store.list("a/b"), ["a/b/obj"]);
+    assert.deepEqual(await store.list("a/c/0/"), ["a/c/0/0"]);
   });
 
   it("HttpStore refuses bad keys with StoreError before any request, and offers no writes", async () => {
     let calls = 0;
     const counting = new HttpStore(`${server.url}store/`, (...args: Parameters<typeof fetch>) => {
       calls++;
-      return fetch(...args);
+      return tokenFetch(server)(...args);
     });
     for (const key of ["", "/abs", "a/../b", "a//b", "a\\b", "a/.zs-tmp-1"])
       await assert.rejects(counting.get(key), StoreError, key);
-    await assert.rejects(counting.getRange("a/b/obj", -1, 3), StoreError);
-    await assert.rejects(counting.getSuffix("a/b/obj", 1.5), StoreError);
+    await assert.rejects(counting.getRange("a/c/0/0", -1, 3), StoreError);
+    await assert.rejects(counting.getSuffix("a/c/0/0", 1.5), StoreError);
     await assert.rejects(counting.list("a/../"), StoreError);
     assert.equal(calls, 0);
     assert.deepEqual([canWrite(counting), canList(counting), canFence(counting)], [false, true, false]);
@@ -219,7 +200,7 @@ describe("§7 read-back through HttpStore equals FsStore, every profile and mani
         const demo = await writeDemo(kind, profile, 3);
         const server = await serveViewer(demo.dir);
         try {
-          const http = new HttpStore(`${server.url}store/`);
+          const http = httpStoreOf(server);
           const m = await readOutputManifest(http);
           assert.deepEqual(m, await readOutputManifest(demo.store));
           // The indexed demo commits records 0, 2, 1 in that order.
@@ -259,23 +240,26 @@ describe("zstream-viewer bin", () => {
       const url = await new Promise<string>((resolve, reject) => {
         child.stdout.on("data", (d: string) => {
           out += d;
-          const m = /at (http:\/\/127\.0\.0\.1:\d+\/)/.exec(out);
-          if (m) resolve(m[1]!);
+          const m = /at (http:\/\/127\.0\.0\.1:\d+\/)\?token=([\w-]+) /.exec(out);
+          if (m) resolve(`${m[1]!} ${m[2]!}`);
         });
         child.once("exit", (code) => reject(new Error(`bin exited ${code}: ${out}`)));
       });
-      const html = await (await fetch(url)).text();
+      const [base, token] = url.split(" ") as [string, string];
+      const get = (path: string) => fetch(`${base}${path}`, { headers: { "x-zstream-token": token } });
+      assert.equal((await fetch(`${base}store/output_manifest.json`)).status, 403, "no token: 403");
+      const html = await (await get("")).text();
       assert.match(html, /<script type="importmap">/);
       assert.match(html, /src="\/__viewer\/viewer\.js"/);
-      const js = await fetch(`${url}__viewer/viewer.js`);
+      const js = await get("__viewer/viewer.js");
       assert.equal(js.status, 200);
       assert.match(js.headers.get("content-type") ?? "", /javascript/);
       const body = await js.text();
       assert.ok(!body.includes("node:module"), "the bundle must not import node:module");
       assert.ok(!body.includes("createRequire"), "the native addon loader must be stubbed out");
-      assert.equal((await fetch(`${url}__viewer/numcodecs/zstd.js`)).status, 200);
-      assert.equal((await fetch(`${url}__viewer/numcodecs/..%2f..%2fpackage.json`)).status, 404);
-      const manifest = await fetch(`${url}store/output_manifest.json`);
+      assert.equal((await get("__viewer/numcodecs/zstd.js")).status, 200);
+      assert.equal((await get("__viewer/numcodecs/..%2f..%2fpackage.json")).status, 404);
+      const manifest = await get("store/output_manifest.json");
       assert.equal(((await manifest.json()) as { n_records: number }).n_records, 1);
     } finally {
       child.kill("SIGTERM");

@@ -7,14 +7,15 @@ import { readRecord, readStatic } from "@zarr-stream/reader";
 import { SchemaError } from "@zarr-stream/spec";
 import { FsStore } from "@zarr-stream/store";
 import { ZarrStreamWriter } from "@zarr-stream/writer";
-import { HttpStore, serveViewer } from "../src/index.js";
+import { serveViewer } from "../src/index.js";
 import { StoreView } from "../src/page/model.js";
 import { LAT, LON, NLAT, NLON, T0, temperatureAt, writeDemo } from "./demo-store.js";
 import { precipAt, pythonSkipReason, writeZarrPythonStore } from "./python-store.js";
+import { httpStoreOf } from "./serve-client.js";
 
 async function viewOf(dir: string) {
   const server = await serveViewer(dir);
-  const store = new HttpStore(`${server.url}store/`);
+  const store = httpStoreOf(server);
   const view = await StoreView.open(store, () => store.listMetadata());
   return { server, store, view };
 }
