@@ -86,7 +86,9 @@ describe("mpirun -n 4 over Versity's S3 gateway", { skip: mpirunSkipReason() }, 
         const prefix = `twice-${i}`;
         const jobs = [0, 1].map(() => mpirun(`s3://${fx.bucket}/${prefix}`, fx.server));
         const ended = await Promise.all(jobs.map((j) => j.exited));
-        const report = ended.map((e, j) => `job ${j}: exit ${e.code}\n${jobs[j]!.lines.join("\n")}\n${e.stderr}`);
+        const report = ended.map(
+          (e, j) => `job ${j}: exit ${e.code}\n${jobs[j]!.lines.join("\n")}\n${e.stderr}`,
+        );
         const finished = ended.filter((e) => e.code === 0);
         assert.equal(finished.length, 1, `try ${i}: ${finished.length} jobs finished\n${report.join("\n")}`);
         const failed = ended.find((e) => e.code !== 0)!;
@@ -96,7 +98,11 @@ describe("mpirun -n 4 over Versity's S3 gateway", { skip: mpirunSkipReason() }, 
           `try ${i}: the duplicate fails with a named error\n${report.join("\n")}`,
         );
         const s3 = fx.server.store({ prefix });
-        assert.equal(await committedValues(s3), await committedValues(fx.reference), `try ${i}: committed values`);
+        assert.equal(
+          await committedValues(s3),
+          await committedValues(fx.reference),
+          `try ${i}: committed values`,
+        );
         assert.deepEqual(differences(await dataObjects(s3), await dataObjects(fx.reference)), [], `try ${i}`);
       }
     },

@@ -3,7 +3,6 @@ import { describe, it } from "node:test";
 import { Fenced, ProtocolError, SchemaError, StoreError } from "@zarr-stream/spec";
 import { S3Store, type Store } from "@zarr-stream/store";
 import { MailboxTimeout, type RunEvent, runRank, StreamRun, ZarrStreamWriter } from "../src/index.js";
-import { mailboxKey } from "../src/mailbox.js";
 import { leaseKey } from "../src/writer-lease.js";
 import { FaultStore, InjectedFault } from "./fault-store.js";
 import { bytesOf, committedDump, gridSchema, newStore, recordArrays } from "./helpers.js";
