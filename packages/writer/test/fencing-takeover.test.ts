@@ -111,6 +111,32 @@ for (const [backend, location] of backends) {
         });
       });
 
+      it("a zombie owner's shape write held across a takeover is refused: shapes and consolidated root stay committed", async () => {
+        const at = location();
+        const gate = writeGate(at(), (key) => key === "time/zarr.json");
+        const a = await ZarrStreamWriter.create(gate.store, SCHEMA, OWNER1);
+        await a.writeRecord(10, recordArrays(SCHEMA, 0, {}));
+        await a.commit([await a.flush()]);
+        await a.writeRecord(20, recordArrays(SCHEMA, 1, {}));
+        const token = await a.flush();
+        // A's lease and manifest checks pass; its time/zarr.json write (shape 2) is on the wire ...
+        gate.hold();
+        const aCommit = settle(a.commit([token]));
+        await gate.reached;
+        // ... when B resumes. The committed shape is 1 already, yet B rewrites time/zarr.json (its bytes
+        // changed: on S3 identical bytes keep their ETag), so A's write conditional on the old version is
+        // refused and A is Fenced before its manifest write.
+        await ZarrStreamWriter.resume(at(), OWNER1);
+        gate.release();
+        assert.ok((await aCommit) instanceof Fenced, `A's commit: ${await aCommit}`);
+        const store = at();
+        assert.equal((await readOutputManifest(store)).n_records, 1);
+        await assertConsistent(store, new Map([[10, 0]]));
+        const root = JSON.parse(new TextDecoder().decode(await store.get("zarr.json")));
+        for (const name of ["time", ...SCHEMA.vars.map((v) => v.name)])
+          assert.equal(root.consolidated_metadata.metadata[name].shape[0], 1, `consolidated ${name}`);
+      });
+
       it("a v1 store's first commit in flight while a resume with the schema lays the store out again", async () => {
         const at = location();
         const gate = writeGate(at(), (key) => key === MANIFEST_KEY);
