@@ -66,6 +66,23 @@ async function assertConsistent(store: Store, recordOfT: Map<number, number>): P
   }
 }
 
+/**
+ * Owner A of a new store: record 0 committed (t 10, values of record 0), record 1 (t 20, values of
+ * record 1) flushed and its commit started, held just before its write of `key` reaches the store.
+ */
+async function commitOnTheWire(at: () => Store, key: string) {
+  const gate = writeGate(at(), (k) => k === key);
+  const a = await ZarrStreamWriter.create(gate.store, SCHEMA, OWNER1);
+  await a.writeRecord(10, recordArrays(SCHEMA, 0, {}));
+  await a.commit([await a.flush()]);
+  await a.writeRecord(20, recordArrays(SCHEMA, 1, {}));
+  const token = await a.flush();
+  gate.hold();
+  const aCommit = settle(a.commit([token]));
+  await gate.reached;
+  return { gate, aCommit };
+}
+
 for (const [backend, location] of backends) {
   describe(
     `owner takeover during a commit on ${backend}`,
@@ -73,17 +90,8 @@ for (const [backend, location] of backends) {
     () => {
       it("the old owner's in-flight commit and the new owner's writes leave every committed record consistent", async () => {
         const at = location();
-        const gate = writeGate(at(), (key) => key === MANIFEST_KEY);
-        // A: record 0 committed (t 10, values of record 0); record 1 (t 20, values of record 1) flushed
-        const a = await ZarrStreamWriter.create(gate.store, SCHEMA, OWNER1);
-        await a.writeRecord(10, recordArrays(SCHEMA, 0, {}));
-        await a.commit([await a.flush()]);
-        await a.writeRecord(20, recordArrays(SCHEMA, 1, {}));
-        const token = await a.flush();
         // A's commit passes its lease check and its manifest PUT is on the wire ...
-        gate.hold();
-        const aCommit = settle(a.commit([token]));
-        await gate.reached;
+        const { gate, aCommit } = await commitOnTheWire(at, MANIFEST_KEY);
         // ... when B resumes the store (its lease fences A from now on)
         const b = await ZarrStreamWriter.resume(at(), OWNER1);
         gate.release();
@@ -113,16 +121,8 @@ for (const [backend, location] of backends) {
 
       it("a zombie owner's shape write held across a takeover is refused: shapes and consolidated root stay committed", async () => {
         const at = location();
-        const gate = writeGate(at(), (key) => key === "time/zarr.json");
-        const a = await ZarrStreamWriter.create(gate.store, SCHEMA, OWNER1);
-        await a.writeRecord(10, recordArrays(SCHEMA, 0, {}));
-        await a.commit([await a.flush()]);
-        await a.writeRecord(20, recordArrays(SCHEMA, 1, {}));
-        const token = await a.flush();
         // A's lease and manifest checks pass; its time/zarr.json write (shape 2) is on the wire ...
-        gate.hold();
-        const aCommit = settle(a.commit([token]));
-        await gate.reached;
+        const { gate, aCommit } = await commitOnTheWire(at, "time/zarr.json");
         // ... when B resumes. The committed shape is 1 already, yet B rewrites time/zarr.json (its bytes
         // changed: on S3 identical bytes keep their ETag), so A's write conditional on the old version is
         // refused and A is Fenced before its manifest write.
