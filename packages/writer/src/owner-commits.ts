@@ -158,7 +158,7 @@ export class OwnerCommits {
 
   /**
    * The end of an owner's resume: the root's consolidated metadata rewritten from the arrays, its bytes
-   * changed (fencing.md, "Shapes ahead of the manifest"), unless append's truncate has done so already.
+   * changed (fencing.md, "Zombie owners"), unless append's truncate has done so already.
    */
   async finishResume(): Promise<void> {
     if (this.#resumeRewrote) return;
