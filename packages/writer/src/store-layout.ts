@@ -79,7 +79,7 @@ export function withShape(zarrJson: Uint8Array, shape: number[]): Uint8Array {
  * consolidated metadata from them, all at once (none of them is the commit point; the manifest after
  * them is). `stored` holds each array's zarr.json as last written or read, so attributes survive byte for
  * byte; it is updated, as is `root.bytes`. `changed` makes every object's bytes differ from what is
- * stored (a resuming owner's rewrite, changedFrom).
+ * stored (a resuming owner's rewrite, changedFrom); the difference lasts until the next shape rewrite.
  */
 export async function writeTimeShapes(
   put: PutObject,
@@ -95,9 +95,10 @@ export async function writeTimeShapes(
     const previous = stored.get(p.name);
     const bytes =
       previous === undefined ? encodeZarrJson(arrayZarrJson(p.layout)) : withShape(previous, p.layout.shape);
-    const written = changed ? changedFrom(bytes, previous) : bytes;
-    stored.set(p.name, written);
-    writes.push([zarrJsonKey(p.name), written]);
+    // The template keeps the bytes before any newline toggle, so the next shape rewrite drops it again
+    // and every byte but the shape stays as created.
+    stored.set(p.name, bytes);
+    writes.push([zarrJsonKey(p.name), changed ? changedFrom(bytes, previous) : bytes]);
   }
   const rootBytes = consolidatedRoot(root.doc, stored);
   root.bytes = changed ? changedFrom(rootBytes, root.bytes) : rootBytes;
