@@ -33,6 +33,8 @@ import {
   consolidatedRoot,
   GROUP_KEY,
   groupDocument,
+  type PutObject,
+  rebuildRoot,
   type StoredRoot,
   storedRoot,
   writeArrays,
@@ -90,7 +92,7 @@ export class OwnerCommits {
 
   constructor(private readonly o: OwnerContext) {}
 
-  readonly #put = (key: string, bytes: Uint8Array) => this.o.objects.put(key, bytes);
+  readonly #put: PutObject = (key, bytes, rebuild) => this.o.objects.put(key, bytes, rebuild);
 
   /**
    * Seed §5.1 create: the group (with every array's metadata consolidated), every array's zarr.json and
@@ -163,8 +165,8 @@ export class OwnerCommits {
   async finishResume(): Promise<void> {
     if (this.#resumeRewrote) return;
     const bytes = changedFrom(consolidatedRoot(this.#root.doc, this.#zarrJson), this.#root.bytes);
-    await this.o.objects.put(GROUP_KEY, bytes);
     this.#root.bytes = bytes;
+    await this.o.objects.put(GROUP_KEY, bytes, rebuildRoot(this.#root, this.#zarrJson));
   }
 
   /**

@@ -11,8 +11,12 @@ import type { ArrayPlan } from "./array-plan.js";
 import { sameBytes } from "./fenced-objects.js";
 import { runLimited } from "./limit.js";
 
-/** How the layout is written: a fenced put of the writer handle. */
-export type PutObject = (key: string, bytes: Uint8Array) => Promise<void>;
+/** How the layout is written: a fenced put of the writer handle (`rebuild`: FencedObjects.put). */
+export type PutObject = (
+  key: string,
+  bytes: Uint8Array,
+  rebuild?: (current: Uint8Array) => Uint8Array,
+) => Promise<void>;
 
 export const GROUP_KEY = "zarr.json";
 
@@ -103,13 +107,34 @@ export async function writeTimeShapes(
   const rootBytes = consolidatedRoot(root.doc, stored);
   root.bytes = changed ? changedFrom(rootBytes, root.bytes) : rootBytes;
   writes.push([GROUP_KEY, root.bytes]);
+  const rebuild = rebuildRoot(root, stored);
   await runLimited(
     writes.map(
       ([key, bytes]) =>
         () =>
-          put(key, bytes),
+          put(key, bytes, key === GROUP_KEY ? rebuild : undefined),
     ),
   );
+}
+
+/**
+ * Rebuilds the root from the one another hand wrote since the owner last saw it (the control plane
+ * mirroring its resolved index into the attributes at create, a user adding a title): their fields stay,
+ * the consolidated metadata is the owner's. Bytes that are no JSON object are replaced whole.
+ */
+export function rebuildRoot(
+  root: StoredRoot,
+  arrays: Map<string, Uint8Array>,
+): (current: Uint8Array) => Uint8Array {
+  return (current) => {
+    try {
+      root.doc = storedRoot(current).doc;
+    } catch {
+      return root.bytes!;
+    }
+    root.bytes = consolidatedRoot(root.doc, arrays);
+    return root.bytes;
+  };
 }
 
 /** The root group's zarr.json: its document without consolidated metadata, and its bytes as stored. */
