@@ -18,6 +18,7 @@ import {
 } from "@zarr-stream/spec";
 import type { Store } from "@zarr-stream/store";
 import { readPublished } from "@zarr-stream/writer";
+import { checkConsolidated } from "./consolidated.js";
 import { bloscClaim, zstdClaim } from "./frame-header.js";
 import { runLimited } from "./limit.js";
 import {
@@ -90,7 +91,8 @@ function checkRecordBookkeeping(m: OutputManifest, problems: Problem[]): void {
   if (lastEnd !== m.last_t) bad(`last_t is ${m.last_t}, the last time shard ends at ${lastEnd}`);
 }
 
-async function checkGroup(store: Store, problems: Problem[]): Promise<void> {
+/** The root group's zarr.json, checked; undefined when it is missing or unreadable. */
+async function checkGroup(store: Store, problems: Problem[]): Promise<Record<string, unknown> | undefined> {
   const bytes = await store.get("zarr.json");
   if (bytes === undefined)
     return void problems.push({ key: "zarr.json", problem: "the root group's zarr.json is missing" });
@@ -99,8 +101,10 @@ async function checkGroup(store: Store, problems: Problem[]): Promise<void> {
     if (doc?.zarr_format !== 3 || doc.node_type !== "group") {
       problems.push({ key: "zarr.json", problem: 'must be {"zarr_format": 3, "node_type": "group"}' });
     }
+    return doc;
   } catch (e) {
     problems.push({ key: "zarr.json", problem: message(e) });
+    return undefined;
   }
 }
 
@@ -265,8 +269,15 @@ export async function verifyStore(store: Store, opts: VerifyOptions = {}): Promi
   const m = await readManifest(store, problems);
   if (m === undefined) return report();
   checkRecordBookkeeping(m, problems);
-  await checkGroup(store, problems);
+  const root = await checkGroup(store, problems);
   const keys = new Set(await store.list(""));
+  if (root !== undefined)
+    await checkConsolidated(
+      store,
+      root,
+      arraysOf(m, keys).map((a) => a.name),
+      problems,
+    );
   const work: { key: string; layout: ArrayLayout }[] = [];
   let timeLayout: ArrayLayout | undefined;
   for (const a of arraysOf(m, keys)) {

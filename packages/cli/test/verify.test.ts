@@ -1,11 +1,15 @@
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { cpSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { readArrayLayout } from "@zarr-stream/reader";
 import { shardIndexByteLength } from "@zarr-stream/shard";
 import { FsStore } from "@zarr-stream/store";
+import { findPython } from "@zarr-stream/test-support/python";
 import { SMALL_DEMO, tempDir, zstream } from "./helpers.js";
+
+const python = findPython({ modules: ["zarr"] });
 
 let root: string;
 let good: string;
@@ -113,10 +117,12 @@ describe("zstream verify (child process)", () => {
     assert.equal(status, 1);
     assert.deepEqual(
       report.problems.map((p) => p.key),
-      ["land_mask/zarr.json", "blobs/record/7/2/rng_state"],
+      ["zarr.json", "land_mask/zarr.json", "blobs/record/7/2/rng_state"],
     );
-    assert.match(report.problems[0]!.problem, /index_codecs/);
-    assert.match(report.problems[1]!.problem, /missing/);
+    // The root's consolidated metadata still holds the array's document as written.
+    assert.match(report.problems[0]!.problem, /array land_mask is stale: its codecs/);
+    assert.match(report.problems[1]!.problem, /index_codecs/);
+    assert.match(report.problems[2]!.problem, /missing/);
   });
 
   it("§8 a manifest edited to claim an extra record disagrees with zarr.json shapes and shards", () => {
@@ -148,6 +154,75 @@ describe("zstream verify (child process)", () => {
     assert.equal(r.status, 1);
     assert.deepEqual(r.keys, ["output_manifest.json"]);
   });
+
+  it("§8 stale consolidated metadata fails, naming the array and the field; zarr-python's own form passes", () => {
+    const dir = copy("consolidated.zarr");
+    const path = join(dir, "zarr.json");
+    const written = JSON.parse(readFileSync(path, "utf8"));
+    assert.deepEqual(Object.keys(written.consolidated_metadata.metadata), [
+      "land_mask",
+      "lat",
+      "lon",
+      "temperature",
+      "time",
+    ]);
+    // The user: consolidated at 8 records, then 4 more committed by a writer that left the root.
+    const stale = structuredClone(written);
+    for (const name of ["temperature", "time"]) stale.consolidated_metadata.metadata[name].shape[0] = 8;
+    stale.consolidated_metadata.metadata.land_mask.attributes.flag_meanings = "water ice";
+    writeFileSync(path, JSON.stringify(stale, null, 2));
+    const { status, keys, report } = problems(dir);
+    assert.equal(status, 1);
+    assert.deepEqual(keys, ["zarr.json", "zarr.json", "zarr.json"]);
+    assert.deepEqual(
+      report.problems.map((p) => p.problem.replace(/(: its \w+) is .*/, "$1")),
+      [
+        "consolidated metadata of array land_mask is stale: its attributes",
+        "consolidated metadata of array temperature is stale: its shape",
+        "consolidated metadata of array time is stale: its shape",
+      ],
+    );
+    assert.match(
+      report.problems[1]!.problem,
+      /shape is \[8,36,72\], temperature\/zarr.json has \[12,36,72\]/,
+    );
+    const human = zstream("verify", dir);
+    assert.equal(human.status, 1);
+    assert.match(human.stdout, /array temperature is stale: its shape/);
+
+    // An array left out of the root is invisible to readers that use it.
+    writeFileSync(path, JSON.stringify(written, null, 2).replace('"lon": {', '"lon_": {'));
+    const missing = problems(dir);
+    assert.equal(missing.status, 1);
+    assert.deepEqual(
+      missing.report.problems.map((p) => p.problem),
+      [
+        "consolidated metadata lacks array lon: readers using it do not see it",
+        "consolidated metadata lists lon_, which has no lon_/zarr.json",
+      ],
+    );
+  });
+
+  it(
+    "§8 zarr-python's consolidate_metadata spells the same documents its own way: no false alarm",
+    {
+      skip: python.skip,
+    },
+    () => {
+      const dir = copy("consolidated-by-python.zarr");
+      const path = join(dir, "zarr.json");
+      const r = spawnSync(
+        python.require(),
+        ["-W", "ignore", "-c", "import sys, zarr; zarr.consolidate_metadata(sys.argv[1])", dir],
+        { encoding: "utf8" },
+      );
+      assert.equal(r.status, 0, r.stderr);
+      const theirs = JSON.parse(readFileSync(path, "utf8"));
+      assert.deepEqual(theirs.consolidated_metadata.metadata.time.storage_transformers, []);
+      const ok = problems(dir);
+      assert.equal(ok.status, 0, JSON.stringify(ok.report.problems));
+    },
+  );
 
   it("§8 a manifest that fails its schema is reported against output_manifest.json", () => {
     const dir = copy("bad-manifest.zarr");

@@ -268,7 +268,7 @@ describe("a flush and commit between a read's manifest read and its first shard 
     },
     "HttpStore over serveViewer": async () => {
       const sub = `http-${n++}`;
-      return { store: new FsStore(join(dir, sub)), reader: new HttpStore(`${server.url}store/${sub}/`) };
+      return { store: new FsStore(join(dir, sub)), reader: httpStoreOf(server, `${sub}/`) };
     },
   };
 

@@ -199,10 +199,13 @@ export class FencedObjects {
   }
 
   /**
-   * Writes `bytes` at `key` conditional on the version last seen. Throws Fenced when another live handle
-   * changed the object, and rethrows store errors after recording that the outcome is unknown.
+   * Writes `data` at `key` conditional on the version last seen. Throws Fenced when another live handle
+   * changed the object, and rethrows store errors after recording that the outcome is unknown. When the
+   * lease holder replaces an object someone else changed, `rebuild` makes the bytes from theirs (the root
+   * zarr.json, whose attributes the control plane and users add to).
    */
-  async put(key: string, bytes: Uint8Array): Promise<void> {
+  async put(key: string, data: Uint8Array, rebuild?: (current: Uint8Array) => Uint8Array): Promise<void> {
+    let bytes = data;
     this.assertUnfenced();
     let expected = this.#versions.get(key) ?? null;
     for (let attempt = 0; ; attempt++) {
@@ -232,6 +235,7 @@ export class FencedObjects {
       }
       if (attempt < OVERWRITE_ATTEMPTS && (await this.holdsLease()) && (await this.mayOverwrite(key))) {
         expected = current?.version ?? null;
+        if (rebuild !== undefined && current !== undefined) bytes = rebuild(current.bytes);
         continue;
       }
       throw this.fence(key, `${key} was changed by another handle since this one last wrote or read it`);

@@ -28,7 +28,20 @@ import { runLimited } from "./limit.js";
 import type { ManifestCommits, ManifestWrite } from "./manifest-commits.js";
 import { buildManifestV1, buildManifestV2, type CommittedState, utcSeconds } from "./manifest-doc.js";
 import type { PendingWrites } from "./pending-writes.js";
-import { GROUP_KEY, groupDocument, writeArrays, writeTimeShapes, zarrJsonKey } from "./store-layout.js";
+import {
+  arrayDocuments,
+  changedFrom,
+  consolidatedRoot,
+  GROUP_KEY,
+  groupDocument,
+  type PutObject,
+  rebuildRoot,
+  type StoredRoot,
+  storedRoot,
+  writeArrays,
+  writeTimeShapes,
+  zarrJsonKey,
+} from "./store-layout.js";
 import type { TimeMode, Truncation } from "./time-mode.js";
 import { assertTokensSealed } from "./writer-lease.js";
 
@@ -64,8 +77,15 @@ export interface OwnerContext {
  * manifest the same way. Before every manifest write the owner checks its lease and control-plane claims.
  */
 export class OwnerCommits {
-  /** Each time-axis array's zarr.json as last written or read: shape rewrites keep every other byte. */
+  /**
+   * Every array's zarr.json as last written or read: shape rewrites keep every other byte, and the root's
+   * consolidated metadata is made from them.
+   */
   readonly #zarrJson = new Map<string, Uint8Array>();
+  /** The root group's zarr.json as last written or read (create and resume set it). */
+  #root: StoredRoot = { doc: {}, bytes: undefined };
+  /** Whether this resume has rewritten the time-axis shapes and the root already (append's truncate). */
+  #resumeRewrote = false;
   /**
    * The last manifest write found to have landed late, while its state is still the committed state: the
    * same commit retried returns its receipt, even when a flush or invalidate settled it first.
@@ -74,13 +94,21 @@ export class OwnerCommits {
 
   constructor(private readonly o: OwnerContext) {}
 
-  readonly #put = (key: string, bytes: Uint8Array) => this.o.objects.put(key, bytes);
+  readonly #put: PutObject = (key, bytes, rebuild) => this.o.objects.put(key, bytes, rebuild);
 
-  /** Seed §5.1 create: the group, every array's zarr.json and coordinates, then (v2) the manifest. */
+  /**
+   * Seed §5.1 create: the group (with every array's metadata consolidated), every array's zarr.json and
+   * coordinates, then (v2) the manifest.
+   */
   async layOut(withManifest = this.o.manifestVersion === 2): Promise<void> {
     const { objects, schema, plans, fingerprint } = this.o;
-    await objects.put(GROUP_KEY, groupDocument(schema));
-    for (const [name, bytes] of await writeArrays(this.#put, schema, plans)) this.#zarrJson.set(name, bytes);
+    const documents = arrayDocuments(plans);
+    const doc = groupDocument(schema);
+    const bytes = consolidatedRoot(doc, documents);
+    await objects.put(GROUP_KEY, bytes);
+    this.#root = { doc, bytes };
+    await writeArrays(this.#put, schema, plans, documents);
+    for (const [name, bytes] of documents) this.#zarrJson.set(name, bytes);
     await this.o.link()?.ensureSchema(schema, fingerprint);
     if (withManifest) await this.writeManifest();
   }
@@ -96,19 +124,51 @@ export class OwnerCommits {
     return true;
   }
 
-  /** Resume: every time-axis array's zarr.json, validated, kept for shape rewrites. */
-  async readTimeArrays(): Promise<void> {
+  /**
+   * Resume: the root group's zarr.json and every array's, validated, kept for shape rewrites and the
+   * consolidated metadata.
+   */
+  async readLayout(): Promise<void> {
+    const { objects } = this.o;
+    const missing = (key: string) => new SchemaError(`${key} is missing`, "", key);
+    const root = await objects.read(GROUP_KEY);
+    if (root === undefined) throw missing(GROUP_KEY);
+    parseJsonObject(root, GROUP_KEY);
+    this.#root = storedRoot(root);
     await runLimited(
-      this.o.plans
-        .filter((p) => p.timeAxis >= 0)
-        .map((p) => async () => {
-          const key = zarrJsonKey(p.name);
-          const bytes = await this.o.objects.read(key);
-          if (bytes === undefined) throw new SchemaError(`array ${p.name}: ${key} is missing`, "", key);
+      this.o.plans.map((p) => async () => {
+        const key = zarrJsonKey(p.name);
+        const bytes = await objects.read(key);
+        if (bytes === undefined) throw missing(key);
+        parseArrayZarrJson(parseJsonObject(bytes, key), key);
+        this.#zarrJson.set(p.name, bytes);
+      }),
+    );
+    // A schema rebuilt from the manifest has no coordinate values, so it plans no coordinate arrays; the
+    // ones create wrote are found by key (as `zstream verify` does) and consolidated as stored.
+    const planned = new Set(this.o.plans.map((p) => p.name));
+    await runLimited(
+      this.o.schema.dims
+        .filter(([dim]) => !planned.has(dim))
+        .map(([dim]) => async () => {
+          const key = zarrJsonKey(dim);
+          const bytes = await objects.store.get(key);
+          if (bytes === undefined) return;
           parseArrayZarrJson(parseJsonObject(bytes, key), key);
-          this.#zarrJson.set(p.name, bytes);
+          this.#zarrJson.set(dim, bytes);
         }),
     );
+  }
+
+  /**
+   * The end of an owner's resume: the root's consolidated metadata rewritten from the arrays, its bytes
+   * changed (fencing.md, "Zombie owners"), unless append's truncate has done so already.
+   */
+  async finishResume(): Promise<void> {
+    if (this.#resumeRewrote) return;
+    const bytes = changedFrom(consolidatedRoot(this.#root.doc, this.#zarrJson), this.#root.bytes);
+    this.#root.bytes = bytes;
+    await this.o.objects.put(GROUP_KEY, bytes, rebuildRoot(this.#root, this.#zarrJson));
   }
 
   /**
@@ -206,7 +266,7 @@ export class OwnerCommits {
     await this.assertClaimsHeld();
     if (next.nCommitted !== state.nCommitted) {
       await this.o.commits.assertUnchanged();
-      await writeTimeShapes(this.#put, this.o.plans, next.nCommitted, this.#zarrJson);
+      await writeTimeShapes(this.#put, this.o.plans, next.nCommitted, this.#zarrJson, this.#root);
     }
     await this.o.receipts.writeLedger(next.commitSeq, published);
     await this.writeManifest(next, tokens, {
@@ -295,24 +355,24 @@ export class OwnerCommits {
   }
 
   /**
-   * Append resume: persists a truncation to `keep` records (shapes, then the manifest). With nothing to
-   * drop it repairs shapes that a crash between the shape rewrite and the manifest left ahead.
+   * Append resume: persists a truncation to `keep` records (shapes and consolidated root, then the
+   * manifest). With nothing to drop it still rewrites them at the committed count, which repairs shapes a
+   * crash between the shape rewrite and the manifest left ahead, and, its bytes changed, refuses a zombie
+   * owner's shape write conditional on the version before the takeover (fencing.md).
    */
   async truncate({ keep, times }: Truncation): Promise<void> {
     const { schema, plans, view } = this.o;
     const n = view.state.nCommitted;
+    this.#resumeRewrote = true;
     if (keep < n) {
       const shardT = schema.shard_shape[schema.time_dim]!;
       const next = truncatedState(view.state, keep, times!, shardT, this.o.manifestVersion === 2);
       await this.o.commits.assertUnchanged();
-      await writeTimeShapes(this.#put, plans, keep, this.#zarrJson);
+      await writeTimeShapes(this.#put, plans, keep, this.#zarrJson, this.#root, true);
       await this.writeManifest(next, undefined, { kind: "truncated", keep, dropped: n });
       return;
     }
-    const timePlan = plans.find((p) => p.kind === "time")!;
-    const key = zarrJsonKey(timePlan.name);
-    const layout = parseArrayZarrJson(parseJsonObject(this.#zarrJson.get(timePlan.name)!, key), key);
-    if (layout.shape[0] !== keep) await writeTimeShapes(this.#put, plans, keep, this.#zarrJson);
+    await writeTimeShapes(this.#put, plans, keep, this.#zarrJson, this.#root, true);
   }
 
   /** Under a control plane: an owner whose claim was cleared or taken stops before it writes metadata. */

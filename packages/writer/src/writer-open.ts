@@ -170,8 +170,9 @@ export async function resumeCore(
     w.checkCallerSchema();
     // The lease is taken only once the open is known to be valid, so a refused open fences nobody.
     if (await w.takeOver()) point = await w.time.truncationPoint(at);
-    if (owner) await owner.readTimeArrays();
+    if (owner) await owner.readLayout();
     await w.time.resume(point, owner && ((p) => owner.truncate(p)));
+    if (owner) await owner.finishResume();
     if (owner) await w.link?.adoptCommitted(committedIndices(w.view.state), w.view.state.commitSeq);
   });
   return w;

@@ -81,6 +81,12 @@ describe("the writer under the .firecube control plane", () => {
     const last = await c.flush();
     await c.close();
     await owner.close([last]);
+    // The owner's commits rewrite the root's consolidated metadata and keep the index mirrored into its
+    // attributes after create.
+    assert.equal((await plane.verifyResolvedIndex()).attrs, "match");
+    const root = JSON.parse(new TextDecoder().decode(await store.get("zarr.json")));
+    assert.equal(root.attributes.title, "test");
+    assert.deepEqual(root.consolidated_metadata.metadata.time.shape, [4]);
     assert.deepEqual(await plane.listClaims(), []);
     const ev = await events(store);
     assert.deepEqual(

@@ -66,6 +66,23 @@ async function assertConsistent(store: Store, recordOfT: Map<number, number>): P
   }
 }
 
+/**
+ * Owner A of a new store: record 0 committed (t 10, values of record 0), record 1 (t 20, values of
+ * record 1) flushed and its commit started, held just before its write of `key` reaches the store.
+ */
+async function commitOnTheWire(at: () => Store, key: string) {
+  const gate = writeGate(at(), (k) => k === key);
+  const a = await ZarrStreamWriter.create(gate.store, SCHEMA, OWNER1);
+  await a.writeRecord(10, recordArrays(SCHEMA, 0, {}));
+  await a.commit([await a.flush()]);
+  await a.writeRecord(20, recordArrays(SCHEMA, 1, {}));
+  const token = await a.flush();
+  gate.hold();
+  const aCommit = settle(a.commit([token]));
+  await gate.reached;
+  return { gate, aCommit };
+}
+
 for (const [backend, location] of backends) {
   describe(
     `owner takeover during a commit on ${backend}`,
@@ -73,17 +90,8 @@ for (const [backend, location] of backends) {
     () => {
       it("the old owner's in-flight commit and the new owner's writes leave every committed record consistent", async () => {
         const at = location();
-        const gate = writeGate(at(), (key) => key === MANIFEST_KEY);
-        // A: record 0 committed (t 10, values of record 0); record 1 (t 20, values of record 1) flushed
-        const a = await ZarrStreamWriter.create(gate.store, SCHEMA, OWNER1);
-        await a.writeRecord(10, recordArrays(SCHEMA, 0, {}));
-        await a.commit([await a.flush()]);
-        await a.writeRecord(20, recordArrays(SCHEMA, 1, {}));
-        const token = await a.flush();
         // A's commit passes its lease check and its manifest PUT is on the wire ...
-        gate.hold();
-        const aCommit = settle(a.commit([token]));
-        await gate.reached;
+        const { gate, aCommit } = await commitOnTheWire(at, MANIFEST_KEY);
         // ... when B resumes the store (its lease fences A from now on)
         const b = await ZarrStreamWriter.resume(at(), OWNER1);
         gate.release();
@@ -109,6 +117,24 @@ for (const [backend, location] of backends) {
           err.message = `${err.message}\n(${note})`;
           throw err;
         });
+      });
+
+      it("a zombie owner's shape write held across a takeover is refused: shapes and consolidated root stay committed", async () => {
+        const at = location();
+        // A's lease and manifest checks pass; its time/zarr.json write (shape 2) is on the wire ...
+        const { gate, aCommit } = await commitOnTheWire(at, "time/zarr.json");
+        // ... when B resumes. The committed shape is 1 already, yet B rewrites time/zarr.json (its bytes
+        // changed: on S3 identical bytes keep their ETag), so A's write conditional on the old version is
+        // refused and A is Fenced before its manifest write.
+        await ZarrStreamWriter.resume(at(), OWNER1);
+        gate.release();
+        assert.ok((await aCommit) instanceof Fenced, `A's commit: ${await aCommit}`);
+        const store = at();
+        assert.equal((await readOutputManifest(store)).n_records, 1);
+        await assertConsistent(store, new Map([[10, 0]]));
+        const root = JSON.parse(new TextDecoder().decode(await store.get("zarr.json")));
+        for (const name of ["time", ...SCHEMA.vars.map((v) => v.name)])
+          assert.equal(root.consolidated_metadata.metadata[name].shape[0], 1, `consolidated ${name}`);
       });
 
       it("a v1 store's first commit in flight while a resume with the schema lays the store out again", async () => {

@@ -77,7 +77,7 @@ describe("§7 resume", () => {
     assert.equal(await committedDump(store), await committedDump(await uninterrupted(5)));
   });
 
-  it("resume with nothing to drop writes its lease and restamps the manifest's created_at, nothing else", async () => {
+  it("resume with nothing to drop takes its lease, restamps the manifest and rewrites the time-axis metadata unchanged but for a newline, nothing else", async () => {
     const store = await uninterrupted(4);
     const untouched = (k: string) => !k.startsWith(LEASE_PREFIX) && k !== MANIFEST_KEY;
     const keys = (await store.list("")).filter(untouched);
@@ -86,15 +86,30 @@ describe("§7 resume", () => {
     const { version } = (await store.getVersioned(MANIFEST_KEY))!;
     const lease = await store.get(leaseKey(0));
     await ZarrStreamWriter.resume(store, { kind: "owner", nWriters: 1 }, {}, 1e9);
-    assert.deepEqual(await Promise.all(keys.map((k) => store.get(k))), bytes);
+    const after = await Promise.all(keys.map((k) => store.get(k)));
+    // The root and every array with a time axis are rewritten so that their versions change (a zombie
+    // owner's shape write on the old version is refused, fencing.md); each reads as the same document.
+    const rewritten = keys.filter((_, i) => !Buffer.from(after[i]!).equals(bytes[i]!));
+    assert.deepEqual(rewritten, [
+      "temperature/zarr.json",
+      "time/zarr.json",
+      "total/zarr.json",
+      "zarr.json",
+      "zonal/zarr.json",
+    ]);
+    for (const k of rewritten) {
+      const i = keys.indexOf(k);
+      const text = (b: Uint8Array | undefined) => new TextDecoder().decode(b);
+      assert.equal(text(after[i]), `${text(bytes[i])}\n`, k);
+    }
     assert.deepEqual(
       (await store.list("")).filter((k) => !keys.includes(k)),
       [leaseKey(0), MANIFEST_KEY].sort(),
     );
     assert.notDeepEqual(await store.get(leaseKey(0)), lease, "the lease was taken anew");
-    const after = (await readOutputManifest(store)) as OutputManifestV2;
+    const m = (await readOutputManifest(store)) as OutputManifestV2;
     assert.notEqual((await store.getVersioned(MANIFEST_KEY))!.version, version, "the takeover rewrote it");
-    assert.deepEqual({ ...after, created_at: "" }, { ...manifest, created_at: "" });
+    assert.deepEqual({ ...m, created_at: "" }, { ...manifest, created_at: "" });
   });
 
   it("indexed resume refuses at; contributors compute the same truncated count", async () => {
