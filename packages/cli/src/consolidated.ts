@@ -1,6 +1,6 @@
 import { parseJsonObject } from "@zarr-stream/reader";
 import type { Store } from "@zarr-stream/store";
-import type { Problem } from "./verify.js";
+import type { Problem } from "./problem.js";
 
 const ROOT = "zarr.json";
 

@@ -21,6 +21,7 @@ import { readPublished } from "@zarr-stream/writer";
 import { checkConsolidated } from "./consolidated.js";
 import { bloscClaim, zstdClaim } from "./frame-header.js";
 import { runLimited } from "./limit.js";
+import type { Problem } from "./problem.js";
 import {
   type ArrayEntry,
   arraysOf,
@@ -29,10 +30,7 @@ import {
   dimLength,
 } from "./store-model.js";
 
-export interface Problem {
-  key: string;
-  problem: string;
-}
+export type { Problem } from "./problem.js";
 
 export interface VerifyReport {
   store: string;
