@@ -2,7 +2,11 @@ import type { CodecSpec } from "@zarr-stream/codecs";
 import { isV2, MANIFEST_KEY, readArrayLayout, readOutputManifest } from "@zarr-stream/reader";
 import type { ManifestBlob, OutputManifest } from "@zarr-stream/spec";
 import type { Store } from "@zarr-stream/store";
-import { LEASE_PREFIX } from "@zarr-stream/writer";
+import { LEASE_PREFIX, LEDGER_PREFIX, RECEIPT_PREFIX } from "@zarr-stream/writer";
+
+/** The writer's own records beside the data: never leftovers of a write. */
+const BOOKKEEPING = [LEASE_PREFIX, LEDGER_PREFIX, RECEIPT_PREFIX];
+
 import {
   type ArrayKind,
   arraysOf,
@@ -49,7 +53,7 @@ export interface InspectReport {
   bytes_on_disk: number;
   /**
    * Objects in the store that no committed state refers to: leftovers of a crash or of uncommitted writes
-   * (the writers' leases are bookkeeping, not leftovers).
+   * (the writers' leases, flush receipts and commit ledgers are bookkeeping, not leftovers).
    */
   uncommitted: { key: string; bytes: number }[];
 }
@@ -122,7 +126,7 @@ export async function inspectStore(store: Store): Promise<InspectReport> {
     arrays: out,
     bytes_on_disk: [...sizes.values()].reduce((a, b) => a + b, 0),
     uncommitted: keys
-      .filter((k) => !committed.has(k) && k !== MANIFEST_KEY && !k.startsWith(LEASE_PREFIX))
+      .filter((k) => !committed.has(k) && k !== MANIFEST_KEY && !BOOKKEEPING.some((p) => k.startsWith(p)))
       .map((key) => ({ key, bytes: sizes.get(key)! })),
   };
 }

@@ -39,8 +39,6 @@ export interface FaultProxy {
   seen: SeenRequest[];
   /** Adds rules; the first matching rule with uses left is applied. */
   script(...rules: ProxyRule[]): void;
-  /** For `ms` from now every request is answered `reset` (a short outage). */
-  outage(ms: number): void;
   close(): Promise<void>;
 }
 
@@ -55,7 +53,6 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
   const rules: { rule: ProxyRule; left: number }[] = [];
   const seen: SeenRequest[] = [];
   const sockets = new Set<Socket>();
-  let outageUntil = 0;
 
   function forward(req: IncomingMessage, onAnswer: (answer: IncomingMessage) => void, onError: () => void) {
     const out = request(
@@ -103,11 +100,6 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
     const path = req.url ?? "/";
     const entry: SeenRequest = { method, path, headers: req.headers };
     seen.push(entry);
-    if (Date.now() < outageUntil) {
-      entry.fault = "reset";
-      req.socket.destroy();
-      return;
-    }
     const hit = rules.find((r) => r.left > 0 && r.rule.match({ method, path, headers: req.headers }));
     if (hit === undefined) return passOn(req, res);
     hit.left--;
@@ -150,9 +142,6 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
     seen,
     script(...more) {
       for (const rule of more) rules.push({ rule, left: rule.times ?? 1 });
-    },
-    outage(ms) {
-      outageUntil = Date.now() + ms;
     },
     async close() {
       for (const s of sockets) s.destroy();

@@ -14,7 +14,7 @@ import { tokenDigest } from "./writer-lease.js";
 export const RECEIPT_SCHEMA = "zarr-stream/flush-receipt/v1";
 export const LEDGER_SCHEMA = "zarr-stream/commit-ledger/v1";
 export const LEDGER_PREFIX = ".zarr-stream/commits/";
-const RECEIPT_PREFIX = ".zarr-stream/receipts/";
+export const RECEIPT_PREFIX = ".zarr-stream/receipts/";
 
 /** Object key -> CRC-32C of the bytes written. */
 export type Checksums = Record<string, number>;

@@ -1,4 +1,4 @@
-export { LEDGER_PREFIX, readPublished } from "./commit-ledger.js";
+export { LEDGER_PREFIX, RECEIPT_PREFIX, readPublished } from "./commit-ledger.js";
 export type { WriterControlPlaneOptions } from "./control-plane-link.js";
 export { type RunRank, runRank } from "./launcher-env.js";
 export {

@@ -1,5 +1,6 @@
 import { readOutputManifestIfPresent } from "@zarr-stream/reader";
 import {
+  Fenced,
   type OutputManifest,
   ProtocolError,
   type Role,
@@ -49,10 +50,25 @@ export class RunOpener {
     }
     manifest ??= await this.waitForOwner();
     this.checkCount(manifest);
-    await this.waitForOwnerOfThisLaunch();
-    // A lease for this id means an earlier process of it ran: resume; a first start joins.
-    const mode = (await this.store.size(leaseKey(this.rank.id))) === undefined ? "join" : "resume";
-    return { writer: await this.openAs(mode), mode };
+    for (let attempt = 1; ; attempt++) {
+      await this.waitForOwnerOfThisLaunch();
+      // A lease for this id means an earlier process of it ran: resume; a first start joins.
+      const mode = (await this.store.size(leaseKey(this.rank.id))) === undefined ? "join" : "resume";
+      try {
+        return { writer: await this.openAs(mode), mode };
+      } catch (err) {
+        // Two launches' processes of this id took its lease at the same moment and this one lost: it
+        // takes the lease over again while writer 0 is of its launch, and is Fenced otherwise.
+        if (!(err instanceof Fenced) || attempt === 3 || !(await this.ownerIsOfThisLaunch())) throw err;
+      }
+    }
+  }
+
+  /** Whether writer 0's lease names this process's launch (false when either names none). */
+  private async ownerIsOfThisLaunch(): Promise<boolean> {
+    const bytes = await this.store.get(leaseKey(0));
+    const holder = bytes === undefined ? null : (parseLease(bytes)?.job ?? null);
+    return this.rank.job !== undefined && holder === this.rank.job;
   }
 
   openAs(mode: "create" | "join" | "resume"): Promise<ZarrStreamWriter> {
