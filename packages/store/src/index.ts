@@ -1,3 +1,4 @@
+export { withDeadline } from "./deadline.js";
 export { FsStore } from "./fs-store.js";
 export { MemoryStore } from "./memory-store.js";
 export { openStore, registerStoreScheme, type StoreFactory } from "./open-store.js";

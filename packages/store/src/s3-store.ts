@@ -7,6 +7,7 @@ import type {
 } from "@aws-sdk/client-s3";
 import { StoreError, StoreTimeout } from "@zarr-stream/spec";
 import * as check from "./arguments.js";
+import { withDeadline } from "./deadline.js";
 import { assertValidPrefix, keyProblem } from "./keys.js";
 import type { PinnedObject, ReadCost, Store } from "./store.js";
 import { type PinnedAnswer, VersionPin } from "./version-pin.js";
@@ -437,26 +438,17 @@ export class S3Store implements Store {
   ): Promise<T> {
     const { deadlineMs } = this.#timeouts;
     const controller = new AbortController();
-    let timer: NodeJS.Timeout | undefined;
-    const expired = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        controller.abort();
-        reject(this.#timeoutError(action, key, deadlineMs, undefined));
-      }, deadlineMs);
-    });
     try {
-      const call = (async () => run(await this.#s3(), controller.signal))();
-      // A call that loses the race still settles (aborted); its rejection is not an unhandled one.
-      call.catch(() => undefined);
-      return await Promise.race([call, expired]);
+      return await withDeadline((async () => run(await this.#s3(), controller.signal))(), deadlineMs, () => {
+        controller.abort();
+        return this.#timeoutError(action, key, deadlineMs, undefined);
+      });
     } catch (err) {
       // An SDK that gave up on its own after timed-out attempts (maxAttempts used up) is a timeout too.
       if (!(err instanceof StoreError) && isTimeout(err)) {
         throw this.#timeoutError(action, key, deadlineMs, err);
       }
       throw err;
-    } finally {
-      clearTimeout(timer);
     }
   }
 

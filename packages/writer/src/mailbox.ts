@@ -6,7 +6,8 @@ import {
   ZarrStreamError,
 } from "@zarr-stream/spec";
 import { canFence, type Store } from "@zarr-stream/store";
-import { type SealProblem, sealProblem } from "./writer-lease.js";
+import { sameBytes } from "./fenced-objects.js";
+import { type SealProblem, sealProblem, sealProblemIn, storedLease } from "./writer-lease.js";
 
 /**
  * Token exchange through the store itself, for writers in separate processes or machines that share
@@ -70,17 +71,18 @@ export async function postToken(store: Store, round: number, token: CommitToken)
     const there = canFence(store) ? await store.getVersioned(key) : undefined;
     const thereBytes = there?.bytes ?? (await store.get(key));
     if (thereBytes === undefined) continue;
-    if (Buffer.from(thereBytes.buffer, thereBytes.byteOffset, thereBytes.length).equals(bytes)) return;
+    if (sameBytes(thereBytes, bytes)) return;
+    // Both tokens are the same writer's: one read of its lease judges them.
+    const lease = there !== undefined && attempt < 3 ? await storedLease(store, valid.writer) : undefined;
     const stale =
-      there !== undefined &&
-      attempt < 3 &&
-      (await sealProblem(store, valid)) === undefined &&
-      (await sealProblem(store, parseToken(thereBytes, key, valid.writer))) !== undefined;
+      lease !== undefined &&
+      sealProblemIn(lease, valid) === undefined &&
+      sealProblemIn(lease, parseToken(thereBytes, key, valid.writer)) !== undefined;
     if (!stale)
       throw new ProtocolError(
         `writer ${valid.writer} already posted a token for round ${round} (${key}): a round takes one token per writer`,
       );
-    if ((await store.putIfVersion!(key, bytes, there.version)) !== undefined) return;
+    if ((await store.putIfVersion!(key, bytes, there!.version)) !== undefined) return;
   }
 }
 

@@ -9,11 +9,11 @@ import {
   StoreTimeout,
   ZarrStreamError,
 } from "@zarr-stream/spec";
-import type { Store } from "@zarr-stream/store";
+import { type Store, withDeadline } from "@zarr-stream/store";
 import type { RunRank } from "./launcher-env.js";
 import type { RunEvent, RunSettings } from "./run-options.js";
 import { type WriterOptions, ZarrStreamWriter } from "./writer.js";
-import { leaseKey, parseLease } from "./writer-lease.js";
+import { leaseKey, storedLease } from "./writer-lease.js";
 
 export function commitSeqOf(m: OutputManifest | undefined): number {
   return (m as { commit_seq?: number } | undefined)?.commit_seq ?? 0;
@@ -64,11 +64,15 @@ export class RunOpener {
     }
   }
 
+  /** The launch writer 0's lease names, or null when it names none (or there is none yet). */
+  private async ownerLaunch(): Promise<string | null> {
+    const stored = await storedLease(this.store, 0);
+    return stored.present ? (stored.lease?.job ?? null) : null;
+  }
+
   /** Whether writer 0's lease names this process's launch (false when either names none). */
   private async ownerIsOfThisLaunch(): Promise<boolean> {
-    const bytes = await this.store.get(leaseKey(0));
-    const holder = bytes === undefined ? null : (parseLease(bytes)?.job ?? null);
-    return this.rank.job !== undefined && holder === this.rank.job;
+    return this.rank.job !== undefined && (await this.ownerLaunch()) === this.rank.job;
   }
 
   openAs(mode: "create" | "join" | "resume"): Promise<ZarrStreamWriter> {
@@ -108,27 +112,13 @@ export class RunOpener {
   }
 
   /** `call`, or a StoreTimeout naming the store when it does not settle within `ms`. */
-  private async bounded<T>(call: Promise<T>, ms: number, doing: string): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    const expired = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        reject(
-          new StoreTimeout(
-            `${this.store.url} did not answer within ${ms} ms (timeoutMs) while ${doing}`,
-            "",
-            this.store.url,
-            ms,
-          ),
-        );
-      }, ms);
-    });
-    // A call that loses the race may still settle later; its rejection is not an unhandled one.
-    call.catch(() => undefined);
-    try {
-      return await Promise.race([call, expired]);
-    } finally {
-      clearTimeout(timer);
-    }
+  private bounded<T>(call: Promise<T>, ms: number, doing: string): Promise<T> {
+    const url = this.store.url;
+    return withDeadline(
+      call,
+      ms,
+      () => new StoreTimeout(`${url} did not answer within ${ms} ms (timeoutMs) while ${doing}`, "", url, ms),
+    );
   }
 
   /** Every writer must agree with the store on the count, or rounds would never fill. */
@@ -163,8 +153,7 @@ export class RunOpener {
     let holder: string | null = null;
     await this.waitUntil(
       async () => {
-        const bytes = await this.store.get(leaseKey(0));
-        holder = bytes === undefined ? null : (parseLease(bytes)?.job ?? null);
+        holder = await this.ownerLaunch();
         return holder === null || holder === job ? true : undefined;
       },
       (waitedMs) => ({ kind: "waiting-for-owner", waitedMs }),

@@ -97,14 +97,24 @@ function sortedJson(value: unknown): string {
 export type SealProblem = { writer: number; why: string };
 
 /**
- * Checks that the live handle of each contributor token's writer sealed that token: the handle that holds
- * the writer's lease now flushed exactly these records, statics, blobs and objects. A writer with no lease
- * at all is a writer of another language (they take none) and is fenced by the manifest only.
+ * A writer's lease as the store holds it: none (writers of other languages take none), or its bytes
+ * parsed (`lease` undefined when they do not parse).
  */
-export async function sealProblem(store: Store, token: CommitToken): Promise<SealProblem | undefined> {
-  const bytes = await store.get(leaseKey(token.writer));
-  if (bytes === undefined) return undefined;
-  const lease = parseLease(bytes);
+export type StoredLease = { present: false } | { present: true; lease: LeaseDoc | undefined };
+
+export async function storedLease(store: Store, writer: number): Promise<StoredLease> {
+  const bytes = await store.get(leaseKey(writer));
+  return bytes === undefined ? { present: false } : { present: true, lease: parseLease(bytes) };
+}
+
+/**
+ * Whether the live handle of the token's writer, the one holding `stored`, sealed that token: flushed
+ * exactly these records, statics, blobs and objects. A writer with no lease at all is a writer of another
+ * language and is fenced by the manifest only.
+ */
+export function sealProblemIn(stored: StoredLease, token: CommitToken): SealProblem | undefined {
+  if (!stored.present) return undefined;
+  const { lease } = stored;
   if (lease?.sealed.includes(tokenDigest(token))) return undefined;
   const holder =
     lease === undefined
@@ -114,6 +124,11 @@ export async function sealProblem(store: Store, token: CommitToken): Promise<Sea
     writer: token.writer,
     why: `writer ${token.writer}'s token (records [${token.records.map((r) => r.index).join(",")}]) was not flushed by the handle that holds writer ${token.writer}'s lease now (${holder}): a second process of writer ${token.writer} took over, or that handle resumed since`,
   };
+}
+
+/** sealProblemIn, on the lease the store holds now. */
+export async function sealProblem(store: Store, token: CommitToken): Promise<SealProblem | undefined> {
+  return sealProblemIn(await storedLease(store, token.writer), token);
 }
 
 /** Seed §5.3 with fencing.md's sealed tokens: refuses, before anything is written, a token no live handle made. */
