@@ -3,14 +3,17 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
-import { S3Store } from "@zarr-stream/store";
+import { readOutputManifest } from "@zarr-stream/reader";
+import { FsStore, S3Store, type Store } from "@zarr-stream/store";
 import {
   S3_SERVER_KINDS,
   type S3Server,
   s3ServerSkipReason,
   startS3Server,
 } from "@zarr-stream/test-support/s3-server";
+import { leaseKey } from "../src/index.js";
 import { type Child, startChild } from "./child-process.js";
 import { LIVE_WRITERS } from "./live-workload.js";
 
@@ -18,6 +21,9 @@ import { LIVE_WRITERS } from "./live-workload.js";
  * Readers see committed data only while an owner and 3 contributors (OS processes, the run API) commit a
  * record at a time: 4 reader processes read the newest committed record, random ones and regions across
  * the writers' regions, and compare every value bitwise with the generator's (consistent-reads.md).
+ * Midway, writer 1 is started a second time (a job submitted twice): the second process takes the id
+ * over, the first stops `Fenced` (or had posted all it writes already, and its posts are stale), and
+ * the run ends complete (fencing.md, "Sealed tokens").
  */
 const CHILD = fileURLToPath(new URL("./live-child.js", import.meta.url));
 const READERS = 4;
@@ -40,7 +46,12 @@ interface Counts {
   ms: number;
 }
 
-async function liveRun(backend: string, url: string, env: Record<string, string>): Promise<void> {
+async function liveRun(
+  backend: string,
+  url: string,
+  env: Record<string, string>,
+  probe: Store,
+): Promise<void> {
   const records = RECORDS[backend]!;
   const started = Date.now();
   // Readers first: they wait for the first commit, so they see the committed count grow from its start.
@@ -50,10 +61,23 @@ async function liveRun(backend: string, url: string, env: Record<string, string>
   const writers: Child[] = Array.from({ length: LIVE_WRITERS }, (_, id) =>
     startChild(CHILD, ["write", url, String(id), String(records)], env),
   );
-  for (const [i, c] of [...writers, ...readers].entries()) {
+  // The second start of writer 1, as soon as the first has joined: on a fast store a contributor posts
+  // well ahead of the owner's commits, so a later start would find it done.
+  while ((await probe.size(leaseKey(1))) === undefined) await sleep(5);
+  const again = startChild(CHILD, ["write", url, "1", String(records)], env);
+  const first = await writers[1]!.exited;
+  assert.ok(
+    first.code === 0 || /Fenced/.test(first.stderr),
+    `the first writer 1 ended with ${first.code ?? first.signal}, not Fenced: ${first.stderr}`,
+  );
+  console.log(
+    `# ${backend}: the first writer 1 ${first.code === 0 ? "had posted all it writes" : "was Fenced"}`,
+  );
+  for (const [i, c] of [...writers.filter((_, id) => id !== 1), again, ...readers].entries()) {
     const { code, signal, stderr } = await c.exited;
     assert.equal(code, 0, `process ${i} ended with ${code ?? signal}: ${stderr}`);
   }
+  assert.equal((await readOutputManifest(probe)).n_records, records, "the run ended complete");
   const counts = readers.map((c) => JSON.parse(c.lines.at(-1)!) as Counts);
   const total = (k: keyof Counts) => counts.reduce((s, c) => s + c[k], 0);
   const ms = Date.now() - started;
@@ -75,11 +99,11 @@ async function liveRun(backend: string, url: string, env: Record<string, string>
   }
 }
 
-describe("4 reader processes read committed values only while 4 writer processes commit", () => {
+describe("4 reader processes read committed values only while 4 writer processes commit, one of them started twice", () => {
   it("FsStore: 0 wrong values", async () => {
     const dir = mkdtempSync(join(tmpdir(), "zs-live-reads-"));
     after(() => rmSync(dir, { recursive: true, force: true }));
-    await liveRun("FsStore", join(dir, "store"), {});
+    await liveRun("FsStore", join(dir, "store"), {}, new FsStore(join(dir, "store")));
   });
 
   for (const kind of S3_SERVER_KINDS) {
@@ -89,7 +113,7 @@ describe("4 reader processes read committed values only while 4 writer processes
       it(`${kind}: 0 wrong values`, { skip: s3ServerSkipReason(kind) }, async () => {
         server = await startS3Server(kind, (o) => new S3Store(o));
         const bucket = await server.makeBucket();
-        await liveRun(kind, `s3://${bucket}/live`, server.env);
+        await liveRun(kind, `s3://${bucket}/live`, server.env, server.store({ bucket, prefix: "live" }));
       });
     });
   }
