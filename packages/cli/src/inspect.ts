@@ -2,10 +2,10 @@ import type { CodecSpec } from "@zarr-stream/codecs";
 import { isV2, MANIFEST_KEY, readArrayLayout, readOutputManifest } from "@zarr-stream/reader";
 import type { ManifestBlob, OutputManifest } from "@zarr-stream/spec";
 import type { Store } from "@zarr-stream/store";
-import { LEASE_PREFIX, LEDGER_PREFIX, RECEIPT_PREFIX } from "@zarr-stream/writer";
+import { INTENT_KEY, LEASE_PREFIX, LEDGER_PREFIX, RECEIPT_PREFIX } from "@zarr-stream/writer";
 
 /** The writer's own records beside the data: never leftovers of a write. */
-const BOOKKEEPING = [LEASE_PREFIX, LEDGER_PREFIX, RECEIPT_PREFIX];
+const BOOKKEEPING = [LEASE_PREFIX, LEDGER_PREFIX, RECEIPT_PREFIX, INTENT_KEY];
 
 import {
   type ArrayKind,
@@ -53,7 +53,8 @@ export interface InspectReport {
   bytes_on_disk: number;
   /**
    * Objects in the store that no committed state refers to: leftovers of a crash or of uncommitted writes
-   * (the writers' leases, flush receipts and commit ledgers are bookkeeping, not leftovers).
+   * (the writers' leases, flush receipts, commit ledgers and the owner's commit intent are bookkeeping,
+   * not leftovers).
    */
   uncommitted: { key: string; bytes: number }[];
 }

@@ -29,10 +29,41 @@ function isVersioned(store: ReadableStore): store is VersionedStore {
  * shared by every caller of this store handle: callers must not change it. A parse that throws caches
  * nothing.
  */
-export async function cachedDocument<T>(
+export function cachedDocument<T>(
   store: ReadableStore,
   key: string,
   kind: string,
+  parse: (bytes: Uint8Array) => T | Promise<T>,
+): Promise<T | undefined> {
+  let turn = sameTurn.get(store);
+  if (turn === undefined) {
+    turn = new Map();
+    sameTurn.set(store, turn);
+  }
+  const id = `${kind}\0${key}`;
+  const shared = turn.get(id);
+  if (shared !== undefined) return shared as Promise<T | undefined>;
+  const loading = loadDocument(store, key, id, parse);
+  turn.set(id, loading);
+  const calls = turn;
+  queueMicrotask(() => {
+    if (calls.get(id) === loading) calls.delete(id);
+  });
+  return loading;
+}
+
+/**
+ * Loads started in this synchronous turn, shared by the calls made in the same turn (the variables of
+ * one `Promise.all` over readRecord each read the manifest): no store write can complete within a
+ * synchronous turn, so a load started earlier in it sees everything a later call could have observed.
+ * The entry is dropped at the turn's first microtask checkpoint; a call after that loads afresh.
+ */
+const sameTurn = new WeakMap<ReadableStore, Map<string, Promise<unknown>>>();
+
+async function loadDocument<T>(
+  store: ReadableStore,
+  key: string,
+  id: string,
   parse: (bytes: Uint8Array) => T | Promise<T>,
 ): Promise<T | undefined> {
   if (!isVersioned(store)) {
@@ -44,7 +75,6 @@ export async function cachedDocument<T>(
     held = new Map();
     byStore.set(store, held);
   }
-  const id = `${kind}\0${key}`;
   const before = held.get(id);
   if (before !== undefined) {
     const now = await store.version(key);

@@ -44,6 +44,25 @@ function cacheSuite(name: string, fresh: () => Store) {
       assert.equal(versionChecks(calls, ZARR_JSON), 1);
     });
 
+    it("reads started in one turn share one fetch of the manifest; a read started after a commit lands sees it", async () => {
+      const inner = fresh();
+      await putGridArray(inner, "u", [4, 6, 8], value);
+      await putManifest(inner, gridManifest(3));
+      const { store, calls } = countingStore(inner);
+      const rows = await Promise.all([0, 1, 2].map((i) => readRecord(store, "u", i, { y: [0, 1] })));
+      assert.deepEqual(
+        rows.map((r) => r.data[0]),
+        [0, 1, 2].map((i) => value(i, 0, 0)),
+      );
+      assert.equal(fetches(calls, MANIFEST), 1, "one manifest fetch for three reads of one turn");
+      // A read in flight when a commit lands is not shared with a read started after it.
+      const inFlight = readRecord(store, "u", 2);
+      await putManifest(inner, gridManifest(4));
+      const after = await readRecord(store, "u", 3, { x: [0, 1] });
+      assert.equal(after.data[0], value(3, 0, 0));
+      await inFlight;
+    });
+
     it("a new commit (a rewritten manifest) is seen by the next read", async () => {
       const inner = fresh();
       await putGridArray(inner, "u", [4, 6, 8], value);

@@ -60,6 +60,11 @@ export class FencedObjects {
     if (this.#fenced) throw this.#fenced;
   }
 
+  /** The nonce of the lease this handle holds (none before it takes one). */
+  get leaseNonce(): string | undefined {
+    return this.#lease?.doc.nonce;
+  }
+
   /** Marks the handle fenced (for a refusal found elsewhere, e.g. the manifest) and returns the error. */
   fence(key: string, why: string): Fenced {
     this.#fenced ??= new Fenced(`${why}: this handle writes nothing more; resume the store to go on`, key);

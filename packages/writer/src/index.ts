@@ -1,3 +1,4 @@
+export { INTENT_KEY } from "./commit-intent.js";
 export { LEDGER_PREFIX, RECEIPT_PREFIX, readPublished } from "./commit-ledger.js";
 export type { WriterControlPlaneOptions } from "./control-plane-link.js";
 export { type RunRank, runRank } from "./launcher-env.js";

@@ -33,9 +33,17 @@ export class MailboxTimeout extends ZarrStreamError {
     message: string,
     readonly round: number,
     readonly missing: number[],
+    /** Why a token that is there does not count (stale posts), one sentence each. */
+    readonly notes: string[] = [],
   ) {
     super(message);
   }
+}
+
+/** The message of a MailboxTimeout for `round` after `waitedMs`. */
+export function missingTokens(round: number, missing: number[], waitedMs: number, notes: string[]): string {
+  const s = missing.length > 1 ? "s" : "";
+  return `round ${round}: no token from writer${s} ${missing.join(", ")} after ${waitedMs} ms${notes.map((n) => `; ${n}`).join("")}`;
 }
 
 function checkRound(round: number): void {
@@ -144,14 +152,10 @@ export async function collectTokens(
     const left = deadline - Date.now();
     if (left <= 0) {
       const missing = Array.from({ length: nWriters }, (_, w) => w).filter((w) => !tokens.has(w));
-      const staleNotes = [...stale.values()].map(
-        (p) => `; the token posted for writer ${p.writer} is stale: ${p.why}`,
+      const notes = [...stale.values()].map(
+        (p) => `the token posted for writer ${p.writer} is stale: ${p.why}`,
       );
-      throw new MailboxTimeout(
-        `round ${round}: no token from writer${missing.length > 1 ? "s" : ""} ${missing.join(", ")} after ${timeoutMs} ms${staleNotes.join("")}`,
-        round,
-        missing,
-      );
+      throw new MailboxTimeout(missingTokens(round, missing, timeoutMs, notes), round, missing, notes);
     }
     await pause(Math.min(pollMs, left), opts.signal);
   }

@@ -11,8 +11,10 @@ import {
   SchemaError,
   type StreamSchema,
 } from "@zarr-stream/spec";
+import type { Store } from "@zarr-stream/store";
 import type { ArrayPlan } from "./array-plan.js";
 import { verifyTokens } from "./commit-check.js";
+import { announceCommit, INTENT_KEY, withdrawCommit } from "./commit-intent.js";
 import type { FlushReceipts } from "./commit-ledger.js";
 import {
   applyCommit,
@@ -261,7 +263,7 @@ export class OwnerCommits {
     const next = applyCommit(state, verified, schema.shard_shape[schema.time_dim]!);
     checkBlobRecords(next, verified.blobs);
     const store = this.o.objects.store;
-    await assertTokensSealed(store, tokens, 0);
+    await this.#sealedOrWithdrawn(store, tokens, next.commitSeq);
     const published = await this.o.receipts.gather(store, tokens);
     await this.assertClaimsHeld();
     if (next.nCommitted !== state.nCommitted) {
@@ -277,8 +279,30 @@ export class OwnerCommits {
       regionDims: verified.regionDims,
     });
     this.o.time.handedOff();
-    await this.o.receipts.clear(store, tokens);
+    // The intent has landed: a store at rest carries none (best effort; a leftover is settled anyway).
+    const landed = tokens.some((t) => t.writer !== 0)
+      ? store.delete(INTENT_KEY).catch(() => undefined)
+      : undefined;
+    await Promise.all([this.o.receipts.clear(store, tokens), landed]);
     return this.receipt();
+  }
+
+  /**
+   * Refuses tokens no live handle sealed (fencing.md, "Sealed tokens"). When contributors' tokens are
+   * among them, the commit's intent is announced first and withdrawn on a refusal (commit-intent.ts), so a
+   * contributor taking its lease over meanwhile waits for this commit rather than read past it.
+   */
+  async #sealedOrWithdrawn(store: Store, tokens: CommitToken[], commitSeq: number): Promise<void> {
+    const nonce = this.o.objects.leaseNonce;
+    if (nonce === undefined || tokens.every((t) => t.writer === 0))
+      return assertTokensSealed(store, tokens, 0);
+    await announceCommit(store, commitSeq, nonce);
+    try {
+      await assertTokensSealed(store, tokens, 0);
+    } catch (err) {
+      await withdrawCommit(store, commitSeq, nonce);
+      throw err;
+    }
   }
 
   /**

@@ -10,14 +10,11 @@ import {
   ZarrStreamError,
 } from "@zarr-stream/spec";
 import { type Store, withDeadline } from "@zarr-stream/store";
+import { commitSeqOf } from "./commit-intent.js";
 import type { RunRank } from "./launcher-env.js";
 import type { RunEvent, RunSettings } from "./run-options.js";
 import { type WriterOptions, ZarrStreamWriter } from "./writer.js";
 import { leaseKey, storedLease } from "./writer-lease.js";
-
-export function commitSeqOf(m: OutputManifest | undefined): number {
-  return (m as { commit_seq?: number } | undefined)?.commit_seq ?? 0;
-}
 
 /** How a run's writer opens: create, join or resume, decided from what the store holds. */
 export class RunOpener {
@@ -79,6 +76,7 @@ export class RunOpener {
     const region = this.o.region ?? {};
     const opts: WriterOptions = { ...this.o.writerOptions };
     if (this.rank.job !== undefined) opts.job ??= this.rank.job;
+    opts.commitWaitMs ??= this.o.timeoutMs;
     if (mode === "create")
       return ZarrStreamWriter.create(this.store, this.o.schema!, this.role, region, opts);
     if (this.o.schema !== undefined) opts.schema = this.o.schema;

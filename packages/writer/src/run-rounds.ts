@@ -1,7 +1,7 @@
 import { CommitError } from "@zarr-stream/spec";
 import type { Store } from "@zarr-stream/store";
-import { clearRound, collectTokens, MailboxTimeout } from "./mailbox.js";
-import { commitSeqOf } from "./run-open.js";
+import { commitSeqOf } from "./commit-intent.js";
+import { clearRound, collectTokens, MailboxTimeout, missingTokens } from "./mailbox.js";
 import type { RunSettings } from "./run-options.js";
 import type { ZarrStreamWriter } from "./writer.js";
 
@@ -40,9 +40,10 @@ export async function commitRound(
       const waitedMs = Date.now() - started;
       if (waitedMs >= o.timeoutMs) {
         throw new MailboxTimeout(
-          `${err.message}; gave up after ${waitedMs} ms: restart the missing writer${err.missing.length > 1 ? "s" : ""} with the same id (they resume), then restart writer 0`,
+          `${missingTokens(err.round, err.missing, waitedMs, err.notes)}; gave up: restart the missing writer${err.missing.length > 1 ? "s" : ""} with the same id (they resume), then restart writer 0`,
           err.round,
           err.missing,
+          err.notes,
         );
       }
       o.onEvent?.({ kind: "waiting", round, missing: err.missing, waitedMs });

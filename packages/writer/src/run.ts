@@ -7,9 +7,10 @@ import {
   type TypedArray,
 } from "@zarr-stream/spec";
 import { openStore, type Store } from "@zarr-stream/store";
+import { commitSeqOf } from "./commit-intent.js";
 import { type RunRank, runRank } from "./launcher-env.js";
 import { clearCommittedRounds, mailboxKey, postToken } from "./mailbox.js";
-import { commitSeqOf, RunOpener } from "./run-open.js";
+import { RunOpener } from "./run-open.js";
 import { checkRunOptions } from "./run-option-checks.js";
 import { type RunOptions, type RunSettings, runSettings } from "./run-options.js";
 import { commitRound } from "./run-rounds.js";

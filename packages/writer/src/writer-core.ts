@@ -14,6 +14,7 @@ import {
 import type { Store } from "@zarr-stream/store";
 import { AppendMode } from "./append-mode.js";
 import { type ArrayPlan, planArrays } from "./array-plan.js";
+import { commitSeqOf, waitForCommitInFlight } from "./commit-intent.js";
 import { FlushReceipts } from "./commit-ledger.js";
 import { CommittedView, ContributorView } from "./committed-view.js";
 import { ControlPlaneLink, type WriterControlPlaneOptions } from "./control-plane-link.js";
@@ -38,6 +39,11 @@ export interface WriterOptions {
   controlPlane?: WriterControlPlaneOptions;
   /** The launch this handle belongs to (the run API sets it from the launcher), recorded in its lease. */
   job?: string;
+  /**
+   * A contributor taking its lease waits at most this long for the owner's commit in flight to land or
+   * be refused (default 60 s; the run API passes its timeoutMs).
+   */
+  commitWaitMs?: number;
 }
 
 export interface WriterInit {
@@ -246,7 +252,15 @@ export class WriterCore {
     await this.objects.takeLease(this.writerId, false);
     const reread = () => this.rereadManifest();
     const owner = this.duties.commits;
-    return owner ? owner.restamp(reread) : reread();
+    if (owner) return owner.restamp(reread);
+    // A commit in flight may still publish the older handle's sealed token (commit-intent.ts).
+    if (this.writerId !== 0)
+      await waitForCommitInFlight(
+        this.store,
+        async () => commitSeqOf((await readManifestVersioned(this.store))?.manifest),
+        this.opts.commitWaitMs ?? 60_000,
+      );
+    return reread();
   }
 
   /** Reads the manifest; a version other than the one last seen is adopted. True when it changed. */

@@ -3,11 +3,13 @@
 // store objects, as separate processes would.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
 import { readOutputManifest, readRecord } from "@zarr-stream/reader";
 import { CommitError, Fenced, type StreamSchema } from "@zarr-stream/spec";
 import { MemoryStore, S3Store, type Store } from "@zarr-stream/store";
+import { interleaved } from "@zarr-stream/test-support/interleave";
 import { type S3Server, s3ServerSkipReason, startS3Server } from "@zarr-stream/test-support/s3-server";
-import { collectTokens, postToken, StreamRun, ZarrStreamWriter } from "../src/index.js";
+import { collectTokens, INTENT_KEY, leaseKey, postToken, StreamRun, ZarrStreamWriter } from "../src/index.js";
 import { gridSchema, recordArrays } from "./helpers.js";
 import { bits, type Location, storeLocations } from "./store-locations.js";
 
@@ -131,12 +133,69 @@ for (const [name, makeLocation, skip] of locations) {
         (err) => err instanceof CommitError && err.reason === "stale-token" && err.writers.includes(1),
       );
       assert.deepEqual(await readOutputManifest(at()), before, "a refused commit changes nothing");
+      assert.equal(await at().get(INTENT_KEY), undefined, "a refused commit withdraws its intent");
       // The owner's own token carries five records, the live token two: the commit that follows is the
       // owner's two records against the newer handle's.
       const owner2 = await ZarrStreamWriter.resume(at(), { kind: "owner", nWriters: 2 }, REGIONS[0]);
       for (const r of [0, 1]) await owner2.writeRecord(t(r), arrays(0, r));
       await owner2.commit([await owner2.flush(), live]);
       for (const i of [0, 1]) await assertCommitted(at(), i, 0);
+      await rejectsFenced(older.flush(), "the older handle's next flush");
+    });
+
+    it("a takeover while the owner commits the older handle's sealed token: the newer handle waits for that commit and goes on from it", async () => {
+      const at = makeLocation();
+      let arm = false;
+      let newerOpen: Promise<ZarrStreamWriter> | undefined;
+      let opened = false;
+      let openedBeforeManifest: boolean | undefined;
+      // The owner's seal check has read writer 1's lease (the older handle's, with its seal); the newer
+      // handle takes the lease over before the owner writes the manifest.
+      const gated = interleaved(
+        at(),
+        leaseKey(1),
+        async () => {
+          if (!arm) return;
+          arm = false;
+          const probe = at();
+          const epochBefore = JSON.parse(new TextDecoder().decode((await probe.get(leaseKey(1)))!)).epoch;
+          newerOpen = ZarrStreamWriter.resume(at(), { kind: "contributor", id: 1 }, REGIONS[1]);
+          newerOpen.then(() => {
+            opened = true;
+          });
+          for (;;) {
+            const lease = JSON.parse(new TextDecoder().decode((await probe.get(leaseKey(1)))!));
+            if (lease.epoch > epochBefore) break;
+            await sleep(2);
+          }
+          await sleep(150);
+          openedBeforeManifest = opened;
+        },
+        { reads: ["get"], times: Number.POSITIVE_INFINITY },
+      );
+      const owner = await ZarrStreamWriter.create(
+        gated.store,
+        SCHEMA,
+        { kind: "owner", nWriters: 2 },
+        REGIONS[0],
+      );
+      const older = await ZarrStreamWriter.join(at(), { kind: "contributor", id: 1 }, REGIONS[1]);
+      await older.writeRecord(t(0), arrays(1, 0, 1));
+      const sealed = await older.flush();
+      await owner.writeRecord(t(0), arrays(0, 0));
+      const own = await owner.flush();
+      arm = true;
+      await owner.commit([own, sealed]);
+      assert.ok(newerOpen !== undefined, "the newer handle opened during the commit");
+      assert.equal(openedBeforeManifest, false, "the newer handle's open waited for the commit in flight");
+      const newer = await newerOpen;
+      assert.equal(newer.committedCount, 1, "the newer handle goes on from the commit that landed");
+      await newer.writeRecord(t(1), arrays(1, 1));
+      const live = await newer.flush();
+      await owner.writeRecord(t(1), arrays(0, 1));
+      await owner.commit([await owner.flush(), live]);
+      await assertCommitted(at(), 0, 1);
+      await assertCommitted(at(), 1, 0);
       await rejectsFenced(older.flush(), "the older handle's next flush");
     });
 

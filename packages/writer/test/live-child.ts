@@ -178,6 +178,8 @@ if (mode === "write") {
     schema: LIVE_SCHEMA,
     commitEvery: 1,
     pollMs: 5,
+    // A missing token is a failure to show within the test's time, not after the default 10 minutes.
+    timeoutMs: 60_000,
   });
   for (let r = run.nextRecord; r < count; r++)
     await run.write(

@@ -73,10 +73,18 @@ async function liveRun(
   console.log(
     `# ${backend}: the first writer 1 ${first.code === 0 ? "had posted all it writes" : "was Fenced"}`,
   );
-  for (const [i, c] of [...writers.filter((_, id) => id !== 1), again, ...readers].entries()) {
-    const { code, signal, stderr } = await c.exited;
-    assert.equal(code, 0, `process ${i} ended with ${code ?? signal}: ${stderr}`);
-  }
+  const rest = [...writers.filter((_, id) => id !== 1), again, ...readers];
+  const ends = await Promise.all(rest.map((c) => c.exited));
+  const names = [
+    "writer 0",
+    "writer 2",
+    "writer 3",
+    "the second writer 1",
+    ...readers.map((_, i) => `reader ${i}`),
+  ];
+  // Every process's stderr on a failure: one process's error is often another's doing.
+  const report = ends.map((e, i) => `${names[i]} (${e.code ?? e.signal}): ${e.stderr}`).join("\n");
+  for (const [i, e] of ends.entries()) assert.equal(e.code, 0, `${names[i]} failed:\n${report}`);
   assert.equal((await readOutputManifest(probe)).n_records, records, "the run ended complete");
   const counts = readers.map((c) => JSON.parse(c.lines.at(-1)!) as Counts);
   const total = (k: keyof Counts) => counts.reduce((s, c) => s + c[k], 0);
