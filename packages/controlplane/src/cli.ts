@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { ProtocolError, parseJsonExact, ZarrStreamError } from "@zarr-stream/spec";
+import { ProtocolError, parseJsonExact, stringifyJsonExact, ZarrStreamError } from "@zarr-stream/spec";
 import { openStore, type Store } from "@zarr-stream/store";
 import type { ClaimObserver } from "./claim-observer.js";
 import type { ClaimView, ClearedClaim } from "./claims.js";
@@ -175,7 +175,7 @@ async function recover(
   const lines = [
     `abandoned: ${report.abandoned.join(", ") || "none"}`,
     `cleared: ${report.cleared.join(", ") || "none"}`,
-    `snapshot: ${typeof snapshot === "string" ? snapshot : JSON.stringify(snapshot)}`,
+    `snapshot: ${typeof snapshot === "string" ? snapshot : stringifyJsonExact(snapshot)}`,
   ];
   if (!complete) {
     lines.push(
@@ -187,7 +187,9 @@ async function recover(
 }
 
 async function dispatch(cp: ControlPlane, words: string[], f: Flags, io: CliIo): Promise<number> {
-  const print = (value: unknown, text: string) => io.out(f.json ? `${JSON.stringify(value)}\n` : `${text}\n`);
+  // Records read exactly may hold bigints and IntegralFloats, which JSON.stringify refuses or rounds.
+  const print = (value: unknown, text: string) =>
+    io.out(f.json ? `${stringifyJsonExact(value)}\n` : `${text}\n`);
   const cmd = words.join(" ");
   switch (cmd) {
     case "runs list": {

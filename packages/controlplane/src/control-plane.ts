@@ -148,19 +148,21 @@ export class ControlPlane {
     const runId = o.runId ?? defaultRunId(now);
     assertRunId(runId);
     checkSlotRange(o.slotRange);
-    await ensureSchemaDoc(this.store, this.clock);
     const staleThresholdS = this.opts.runStaleThresholdS ?? DEFAULT_RUN_STALE_S;
     const record = startedRunRecord(this, runId, now, staleThresholdS, o);
+    const payload = this.runPayload(runId, "started", o);
+    const first =
+      o.replaces && o.replaces.length > 0
+        ? { type: "run_started_with_replacement", record: { ...payload, replaces: [...o.replaces] } }
+        : { type: "run_started", record: payload };
+    // Printed before anything is written: a meta value that cannot be written exactly leaves no run behind.
+    envelopeJson(first.record, `${first.type} record`);
+    await ensureSchemaDoc(this.store, this.clock);
     if (!(await this.store.putIfAbsent(runRecordKey(runId), utf8(envelopeJson(runRecordDocument(record)))))) {
       throw new ProtocolError(`run ${runId} already exists (use resumeRun to reopen it)`);
     }
     const w = this.newWriter(record, 0);
-    const payload = this.runPayload(runId, "started", o);
-    if (o.replaces && o.replaces.length > 0) {
-      await w.append("run_started_with_replacement", { ...payload, replaces: [...o.replaces] });
-    } else {
-      await w.append("run_started", payload);
-    }
+    await w.append(first.type, first.record);
     return runId;
   }
 

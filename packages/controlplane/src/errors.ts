@@ -1,4 +1,4 @@
-import { ZarrStreamError } from "@zarr-stream/spec";
+import { SchemaError, ZarrStreamError } from "@zarr-stream/spec";
 
 /** A claim is held by someone else (or by nobody we can act for); never taken over, even when stale. */
 export class ClaimConflict extends ZarrStreamError {
@@ -77,4 +77,13 @@ export class SnapshotRebuildRefused extends ZarrStreamError {
   ) {
     super(message);
   }
+}
+
+/**
+ * A number handed to the control plane that JSON text cannot carry exactly: an integer beyond 2^53 given
+ * as a JS number (its digits are already rounded; a bigint carries them), NaN or ±Infinity. Raised while
+ * the document is printed, before any byte of it is written. `pointer` is the JSON pointer of the number.
+ */
+export class InexactNumber extends SchemaError {
+  override name = "InexactNumber";
 }

@@ -8,11 +8,12 @@ export {
 } from "./claims.js";
 export { type CliIo, runControlPlaneCli } from "./cli.js";
 export { ControlPlane, type ControlPlaneOptions, type StartRunOptions } from "./control-plane.js";
-export type { ClaimDoc, Clock, JsonObject, RunRecordDoc, WalEvent } from "./documents.js";
+export type { ClaimDoc, Clock, JsonNumber, JsonObject, RunRecordDoc, WalEvent } from "./documents.js";
 export {
   ClaimConflict,
   ControlPlaneCorrupt,
   type FieldDiff,
+  InexactNumber,
   ManifestError,
   type ManifestErrorReason,
   ResolvedIndexConflict,

@@ -1,6 +1,7 @@
+import { approximateNumber } from "@zarr-stream/spec";
 import type { JsonObject, WalEvent } from "./documents.js";
 import { isObject } from "./documents.js";
-import { compareCodePoints } from "./pyjson.js";
+import { compareCodePoints, pyFloat } from "./pyjson.js";
 import type { RunView } from "./wal-reader.js";
 
 /** Current state: one record per key. */
@@ -14,24 +15,39 @@ export function completeRunsInOrder(runs: RunView[]): RunView[] {
 }
 
 /**
- * Applies one event. Any event whose record carries a string `key` (including event types we do not know)
- * upserts it; replacement_committed marks the listed existing keys replaced, keeping the first marking so
- * replaying the same replacement twice changes nothing.
+ * The record an event projects, as the reference derives it: the event's record with `schema_version`
+ * "v2" and `timestamp` (the envelope's, as a float) filled in when absent. Every value is kept as read,
+ * so integers of any size and Python's `1.0` reach the snapshot unchanged.
+ */
+function projectedRecord(event: WalEvent): JsonObject {
+  const record: JsonObject = { ...event.record };
+  if (!("schema_version" in record)) record.schema_version = "v2";
+  if (!("timestamp" in record)) record.timestamp = pyFloat(event.timestamp);
+  return record;
+}
+
+/**
+ * Applies one event. Any event whose record carries a non-empty string `key` (including event types we do
+ * not know) upserts it, except run_started_with_replacement, which is informational; replacement_committed
+ * marks the listed existing keys replaced at its record's time, keeping the first marking so replaying the
+ * same replacement twice changes nothing.
  */
 export function applyEvent(state: ProjectedState, event: WalEvent): void {
-  const record = event.record;
+  if (event.event_type === "run_started_with_replacement") return;
+  const record = projectedRecord(event);
   if (event.event_type === "replacement_committed") {
-    const by = record.replacing_run_id;
+    const by = typeof record.replacing_run_id === "string" ? record.replacing_run_id : "";
+    const at = pyFloat(approximateNumber(record.timestamp) ?? event.timestamp);
     const keys = Array.isArray(record.replaced_span_keys) ? record.replaced_span_keys : [];
     for (const key of keys) {
       if (typeof key !== "string") continue;
       const existing = state.get(key);
       if (!existing || existing.status === "replaced") continue;
-      state.set(key, { ...existing, status: "replaced", replaced_by: by, replaced_at: event.timestamp });
+      state.set(key, { ...existing, status: "replaced", replaced_by: by, replaced_at: at });
     }
     return;
   }
-  if (typeof record.key === "string") state.set(record.key, record);
+  if (typeof record.key === "string" && record.key !== "") state.set(record.key, record);
 }
 
 export function applyRuns(state: ProjectedState, runs: RunView[]): ProjectedState {
@@ -61,7 +77,8 @@ export interface HistoryEntry {
 
 /** Every run, including failed, abandoned, live and orphaned ones, in (started_at, run_id) order. */
 export function history(runs: RunView[]): HistoryEntry[] {
-  const started = (r: RunView) => r.record?.started_at ?? r.events[0]?.timestamp ?? Number.POSITIVE_INFINITY;
+  const started = (r: RunView) =>
+    approximateNumber(r.record?.started_at) ?? r.events[0]?.timestamp ?? Number.POSITIVE_INFINITY;
   return [...runs]
     .sort((a, b) => started(a) - started(b) || (a.runId < b.runId ? -1 : 1))
     .map((r) => {

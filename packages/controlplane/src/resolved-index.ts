@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { SchemaError } from "@zarr-stream/spec";
+import { SchemaError, stringifyJsonExact } from "@zarr-stream/spec";
 import type { Store } from "@zarr-stream/store";
 import { acquire, release } from "./claims.js";
-import { type Clock, isObject, type JsonObject, parseExactDocument } from "./documents.js";
+import { type Clock, isObject, type JsonObject, parseDocument } from "./documents.js";
 import { ClaimConflict, ManifestError, ResolvedIndexConflict } from "./errors.js";
 import { diffFields, resolvedIndexIdentityHash } from "./identity.js";
 import { INDEX_KEY } from "./layout.js";
@@ -82,13 +82,13 @@ export async function readResolvedIndexRecord(store: Store): Promise<ResolvedInd
   if (bytes === undefined) return undefined;
   let doc: JsonObject;
   try {
-    doc = parseExactDocument(bytes, INDEX_KEY);
+    doc = parseDocument(bytes, INDEX_KEY);
   } catch (e) {
     throw new ManifestError(`${INDEX_KEY}: ${(e as Error).message}`, "unreadable-record", INDEX_KEY);
   }
   if (doc.schema_version !== "v1") {
     throw new ManifestError(
-      `${INDEX_KEY}: schema_version ${JSON.stringify(doc.schema_version)} is not supported (want "v1")`,
+      `${INDEX_KEY}: schema_version ${stringifyJsonExact(doc.schema_version)} is not supported (want "v1")`,
       "unsupported-schema-version",
       INDEX_KEY,
     );

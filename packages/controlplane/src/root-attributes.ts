@@ -1,3 +1,4 @@
+import { stringifyJsonExact } from "@zarr-stream/spec";
 import type { Store } from "@zarr-stream/store";
 import { isObject, type JsonObject, parseDocument } from "./documents.js";
 import { utf8 } from "./pyjson.js";
@@ -10,7 +11,10 @@ export interface RootAttributes {
   merge(attrs: JsonObject): Promise<void>;
 }
 
-/** Reads and rewrites `zarr.json` at the store root (atomic put); creates a bare v3 group when absent. */
+/**
+ * Reads and rewrites `zarr.json` at the store root (atomic put); creates a bare v3 group when absent. The
+ * rewrite keeps every other attribute's numbers as read (an int64 attribute is not rounded to a double).
+ */
 export function zarrJsonAttributes(store: Store, key = "zarr.json"): RootAttributes {
   return {
     async read() {
@@ -24,7 +28,7 @@ export function zarrJsonAttributes(store: Store, key = "zarr.json"): RootAttribu
       const doc: JsonObject =
         bytes === undefined ? { zarr_format: 3, node_type: "group" } : parseDocument(bytes, key);
       doc.attributes = { ...(isObject(doc.attributes) ? doc.attributes : {}), ...attrs };
-      await store.put(key, utf8(`${JSON.stringify(doc, null, 2)}\n`));
+      await store.put(key, utf8(`${stringifyJsonExact(doc, 2)}\n`));
     },
   };
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { SchemaError } from "@zarr-stream/spec";
 import type { Store } from "@zarr-stream/store";
-import type { JsonObject, RunRecordDoc } from "./documents.js";
+import type { JsonNumber, JsonObject, RunRecordDoc } from "./documents.js";
 import { absoluteUri, runPrefix } from "./layout.js";
 import type { RunView } from "./wal-reader.js";
 
@@ -12,7 +12,8 @@ export interface StartRunOptions {
   outputPath?: string;
   outputFormat?: string;
   meta?: JsonObject;
-  slotRange?: [number, number];
+  /** [start, end): safe integers or bigints (a bigint carries an integer beyond 2^53 exactly). */
+  slotRange?: [JsonNumber, JsonNumber];
   slotGroup?: string;
 }
 
@@ -30,13 +31,14 @@ export function defaultRunId(now: number): string {
   return `run-${stamp}-${randomBytes(4).toString("hex")}`;
 }
 
-export function checkSlotRange(slotRange: [number, number] | undefined): void {
-  if (
-    slotRange &&
-    !(Number.isInteger(slotRange[0]) && Number.isInteger(slotRange[1]) && slotRange[0] < slotRange[1])
-  ) {
+export function checkSlotRange(slotRange: [JsonNumber, JsonNumber] | undefined): void {
+  if (slotRange === undefined) return;
+  const [start, end] = slotRange.map((v) =>
+    typeof v === "bigint" ? v : typeof v === "number" && Number.isSafeInteger(v) ? BigInt(v) : undefined,
+  );
+  if (start === undefined || end === undefined || !(start < end)) {
     throw new SchemaError(
-      `slot_range ${JSON.stringify(slotRange)} must be integers [start, end) with start < end`,
+      `slot_range [${slotRange.map(String).join(", ")}] must be integers [start, end) with start < end (beyond 2^53 as bigints)`,
       "/slot_range",
       "run",
     );

@@ -1,3 +1,4 @@
+import { stringifyJsonExact } from "@zarr-stream/spec";
 import type { Store } from "@zarr-stream/store";
 import { type Clock, type JsonObject, parseDocument } from "./documents.js";
 import { ControlPlaneCorrupt } from "./errors.js";
@@ -11,7 +12,7 @@ export async function readSchemaDoc(store: Store): Promise<JsonObject | undefine
   const doc = parseDocument(bytes, SCHEMA_KEY);
   if (doc.schema_version !== "v2" || doc.layout !== "chunkmanager-v2") {
     throw new ControlPlaneCorrupt(
-      `${SCHEMA_KEY}: want schema_version "v2" and layout "chunkmanager-v2", got ${JSON.stringify(doc.schema_version)} / ${JSON.stringify(doc.layout)}`,
+      `${SCHEMA_KEY}: want schema_version "v2" and layout "chunkmanager-v2", got ${stringifyJsonExact(doc.schema_version)} / ${stringifyJsonExact(doc.layout)}`,
       SCHEMA_KEY,
     );
   }

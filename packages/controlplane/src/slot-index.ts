@@ -1,5 +1,6 @@
+import { stringifyJsonExact } from "@zarr-stream/spec";
 import type { Store } from "@zarr-stream/store";
-import { isObject, type JsonObject, parseExactDocument } from "./documents.js";
+import { isObject, type JsonObject, parseDocument } from "./documents.js";
 import { ManifestError, ResolvedIndexConflict } from "./errors.js";
 import {
   diffFields,
@@ -24,7 +25,7 @@ export async function readSlotIndexRecord(store: Store): Promise<SlotIndexRecord
   if (bytes === undefined) return undefined;
   let doc: JsonObject;
   try {
-    doc = parseExactDocument(bytes, SLOT_INDEX_KEY);
+    doc = parseDocument(bytes, SLOT_INDEX_KEY);
   } catch (e) {
     throw new ManifestError(
       `${SLOT_INDEX_KEY}: ${(e as Error).message}`,
@@ -34,7 +35,7 @@ export async function readSlotIndexRecord(store: Store): Promise<SlotIndexRecord
   }
   if (doc.schema_version !== "v1") {
     throw new ManifestError(
-      `${SLOT_INDEX_KEY}: schema_version ${JSON.stringify(doc.schema_version)} is not supported (want "v1")`,
+      `${SLOT_INDEX_KEY}: schema_version ${stringifyJsonExact(doc.schema_version)} is not supported (want "v1")`,
       "unsupported-schema-version",
       SLOT_INDEX_KEY,
     );

@@ -1,3 +1,4 @@
+import { approximateNumber, parseJsonExact } from "@zarr-stream/spec";
 import type { Store } from "@zarr-stream/store";
 import { scanClaims } from "./claims.js";
 import { type Clock, isObject, type JsonObject, parseDocument, type RunRecordDoc } from "./documents.js";
@@ -19,7 +20,7 @@ import {
   projectRuns,
   sortedRecords,
 } from "./projection.js";
-import { compareCodePoints, envelopeJson, utf8 } from "./pyjson.js";
+import { compareCodePoints, envelopeJson, recordJson, utf8 } from "./pyjson.js";
 import { isLive, type RunView, readRuns } from "./wal-reader.js";
 
 export interface SnapshotMeta {
@@ -78,9 +79,10 @@ async function takeLock(store: Store, opts: RebuildOptions): Promise<LockDoc | {
   try {
     const doc = parseDocument(seen, COMPACT_LOCK_KEY);
     holder = String(doc.owner_id);
+    const acquiredAt = approximateNumber(doc.acquired_at);
     stale =
-      typeof doc.acquired_at !== "number" ||
-      opts.clock() - doc.acquired_at > (opts.lockStaleS ?? DEFAULT_COMPACT_LOCK_STALE_S);
+      acquiredAt === undefined ||
+      opts.clock() - acquiredAt > (opts.lockStaleS ?? DEFAULT_COMPACT_LOCK_STALE_S);
   } catch {
     // An unparseable lock cannot say how old it is; a create-only write never leaves one, so it is debris.
   }
@@ -137,7 +139,9 @@ export async function rebuildSnapshot(store: Store, opts: RebuildOptions): Promi
     const newest = existing.at(-1);
     if (newest !== undefined && BigInt(newest) >= generation) generation = BigInt(newest) + 1n;
     const gen = generation.toString();
-    const body = records.map((r) => `${envelopeJson(r)}\n`).join("");
+    const body = records
+      .map((r) => `${recordJson(r, `snapshot record ${JSON.stringify(r.key)}`)}\n`)
+      .join("");
     await store.put(snapshotKey(gen), utf8(body));
     const meta: SnapshotMeta = {
       schema_version: "v2",
@@ -198,7 +202,10 @@ async function loadSnapshot(store: Store): Promise<LoadedSnapshot | string> {
   if (latest.schema_version !== "v2" || typeof gen !== "string" || !/^\d+$/.test(gen)) {
     return `${LATEST_KEY}: bad schema_version or generation`;
   }
-  if (typeof latest.completed_before !== "number") return `${LATEST_KEY}: completed_before must be a number`;
+  // The reference writes completed_before as a float (`0.0` before any run completed): read as the float it is.
+  const completedBefore = approximateNumber(latest.completed_before);
+  if (completedBefore === undefined || !Number.isFinite(completedBefore))
+    return `${LATEST_KEY}: completed_before must be a number`;
   const metaBytes = await store.get(snapshotMetaKey(gen));
   if (metaBytes === undefined) return `${snapshotMetaKey(gen)} is missing`;
   try {
@@ -206,7 +213,8 @@ async function loadSnapshot(store: Store): Promise<LoadedSnapshot | string> {
   } catch (e) {
     return (e as Error).message;
   }
-  if (meta.schema_version !== "v2" || meta.generation !== gen || typeof meta.records !== "number") {
+  const count = approximateNumber(meta.records);
+  if (meta.schema_version !== "v2" || meta.generation !== gen || count === undefined) {
     return `${snapshotMetaKey(gen)}: does not describe generation ${gen}`;
   }
   const body = await store.get(snapshotKey(gen));
@@ -214,14 +222,13 @@ async function loadSnapshot(store: Store): Promise<LoadedSnapshot | string> {
   const text = decodeUtf8(body);
   if (text === undefined) return `${snapshotKey(gen)}: not valid UTF-8`;
   const lines = text === "" ? [] : text.endsWith("\n") ? text.slice(0, -1).split("\n") : ["\u0000torn"];
-  if (lines.length !== meta.records)
-    return `${snapshotKey(gen)}: ${lines.length} lines, meta says ${meta.records}`;
+  if (lines.length !== count) return `${snapshotKey(gen)}: ${lines.length} lines, meta says ${count}`;
   const state: ProjectedState = new Map();
   let previous: string | undefined;
   for (const [i, line] of lines.entries()) {
     let rec: unknown;
     try {
-      rec = JSON.parse(line);
+      rec = parseJsonExact(line, "snapshot record");
     } catch {
       return `${snapshotKey(gen)}:${i + 1}: malformed line`;
     }
@@ -233,7 +240,7 @@ async function loadSnapshot(store: Store): Promise<LoadedSnapshot | string> {
     previous = rec.key;
     state.set(rec.key, rec);
   }
-  return { latest: latest as unknown as LatestDoc, state };
+  return { latest: { ...latest, completed_before: completedBefore } as unknown as LatestDoc, state };
 }
 
 export interface ReadStateResult {
@@ -256,7 +263,7 @@ export async function readState(store: Store, clock: Clock): Promise<ReadStateRe
   const settled = (r: RunRecordDoc) =>
     r.status === "failed" ||
     r.status === "abandoned" ||
-    (r.status === "complete" && typeof r.completed_at === "number" && r.completed_at < cutoff);
+    (r.status === "complete" && (approximateNumber(r.completed_at) ?? Number.POSITIVE_INFINITY) < cutoff);
   const runs = await readRuns(store, clock, settled);
   const later = runs.filter((r) => r.state === "complete" && r.completedAt! >= cutoff);
   return { state: applyRuns(snap.state, later), source: "snapshot", generation: snap.latest.generation };

@@ -1,3 +1,4 @@
+import { approximateNumber, parseJsonExact } from "@zarr-stream/spec";
 import type { Store } from "@zarr-stream/store";
 import {
   type Clock,
@@ -61,7 +62,8 @@ function parseSegment(bytes: Uint8Array, file: string, part: number, runId: stri
     if (line.trim() === "") return;
     let value: unknown;
     try {
-      value = JSON.parse(line);
+      // Exact numbers: a record's integers beyond 2^53 and its `1.0` floats reach projection and snapshots as written.
+      value = parseJsonExact(line, "event");
     } catch (e) {
       // Only an unterminated final line can be a torn write; whether it may be dropped depends on the run.
       if (!terminated && i === lines.length - 1) {
@@ -171,8 +173,8 @@ export async function readRun(
     orphanReason = metaBytes === undefined ? "missing_run_meta" : "unreadable_run_meta";
 
   const lastEventAt = events.length > 0 ? Math.max(...events.map((e) => e.timestamp)) : undefined;
-  const updatedAt = record?.updated_at ?? lastEventAt;
-  const staleThresholdS = record?.run_stale_threshold_s ?? DEFAULT_RUN_STALE_S;
+  const updatedAt = approximateNumber(record?.updated_at) ?? lastEventAt;
+  const staleThresholdS = approximateNumber(record?.run_stale_threshold_s) ?? DEFAULT_RUN_STALE_S;
   const live = state === "live" || state === "orphaned";
   const view: RunView = {
     runId,
@@ -187,8 +189,7 @@ export async function readRun(
   if (record) view.record = record;
   if (updatedAt !== undefined) view.updatedAt = updatedAt;
   if (terminalEvent) {
-    const fromRecord = record?.completed_at;
-    view.completedAt = typeof fromRecord === "number" ? fromRecord : terminalEvent.timestamp;
+    view.completedAt = approximateNumber(record?.completed_at) ?? terminalEvent.timestamp;
   }
   if (torn) view.tornTail = { file: torn.file, line: torn.torn! };
   return view;

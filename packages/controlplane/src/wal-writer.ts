@@ -4,6 +4,7 @@ import {
   type Clock,
   isObject,
   type JsonObject,
+  numeric,
   type RunRecordDoc,
   TERMINAL_EVENTS,
   type WalEvent,
@@ -110,7 +111,11 @@ export class RunWriter {
   private readonly record: RunRecordDoc;
   private readonly appendHeartbeatMinS: number;
   private nextPart: number;
-  private buffer: WalEvent[] = [];
+  /**
+   * Events printed as they are appended: a value that cannot be written exactly (InexactNumber) is refused
+   * by append, before it is buffered, instead of failing the flush that would carry earlier events too.
+   */
+  private buffer: string[] = [];
   private chain: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
@@ -154,9 +159,12 @@ export class RunWriter {
     return this.serial(async () => {
       if (this.closed) throw new ProtocolError(`run ${this.runId} is closed (${this.record.status})`);
       const id = eventId(this.runId, this.nextPart, this.buffer.length);
-      this.buffer.push(makeEvent(this.record.product, this.runId, id, eventType, this.clock(), record));
+      this.buffer.push(
+        this.print(makeEvent(this.record.product, this.runId, id, eventType, this.clock(), record)),
+      );
       if (IMMEDIATE_FLUSH.has(eventType) || this.buffer.length >= SEGMENT_EVENTS) await this.flushNow();
-      else if (this.clock() - this.record.updated_at >= this.appendHeartbeatMinS) await this.writeRecord();
+      else if (this.clock() - numeric(this.record.updated_at) >= this.appendHeartbeatMinS)
+        await this.writeRecord();
       return id;
     });
   }
@@ -181,7 +189,7 @@ export class RunWriter {
       if (this.terminal === undefined) {
         const now = this.clock();
         const id = eventId(this.runId, this.nextPart, this.buffer.length);
-        this.buffer.push(makeEvent(this.record.product, this.runId, id, eventType, now, record));
+        this.buffer.push(this.print(makeEvent(this.record.product, this.runId, id, eventType, now, record)));
         this.record.status = status;
         this.record.completed_at = now;
         if (error !== undefined) this.record.error = error;
@@ -210,6 +218,10 @@ export class RunWriter {
     });
   }
 
+  private print(event: WalEvent): string {
+    return envelopeJson(event, `WAL event ${event.event_id} (${event.event_type})`);
+  }
+
   private stop(): void {
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
@@ -226,12 +238,12 @@ export class RunWriter {
       return;
     }
     const key = segmentKey(this.runId, this.nextPart);
-    const bytes = utf8(`${this.buffer.map((e) => envelopeJson(e)).join("\n")}\n`);
+    const bytes = utf8(`${this.buffer.join("\n")}\n`);
     if (!(await this.store.putIfAbsent(key, bytes)) && !(await this.holds(key, bytes))) {
       throw new ProtocolError(`${key} already exists: another process is writing run ${this.runId}`);
     }
-    this.record.parts += 1;
-    this.record.events += this.buffer.length;
+    this.record.parts = numeric(this.record.parts) + 1;
+    this.record.events = numeric(this.record.events) + this.buffer.length;
     this.nextPart += 1;
     this.buffer = [];
     await this.writeRecord();

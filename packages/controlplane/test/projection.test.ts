@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { IntegralFloat } from "@zarr-stream/spec";
 import fc from "fast-check";
 import { ControlPlane, SnapshotRebuildRefused } from "../src/index.js";
 import { COMPACT_LOCK_KEY, LATEST_KEY, snapshotKey, snapshotMetaKey } from "../src/layout.js";
@@ -84,11 +85,14 @@ test("projection: replacement_committed marks listed keys replaced, idempotently
   await cp.appendEvent("r2", "replacement_committed", { replacing_run_id: "r2", replaced_span_keys: ["s1"] });
   await cp.completeRun("r2");
   const { state } = await cp.project();
+  // As the reference projects: schema_version and the event's time filled in, times as Python floats.
   assert.deepEqual(state.get("s1"), {
     key: "s1",
     status: "replaced",
+    schema_version: "v2",
+    timestamp: new IntegralFloat(T0),
     replaced_by: "r2",
-    replaced_at: T0 + 5,
+    replaced_at: new IntegralFloat(T0 + 5),
   });
   assert.equal(state.get("s2")!.status, "active");
   assert.equal(state.has("nope"), false);

@@ -9,7 +9,7 @@ export {
 } from "./documents.js";
 export { itemSize } from "./dtype.js";
 export * from "./errors.js";
-export { approximateNumber, IntegralFloat, parseJsonExact } from "./exact-json.js";
+export { approximateNumber, IntegralFloat, parseJsonExact, stringifyJsonExact } from "./exact-json.js";
 export { type FingerprintDocument, fingerprintDocument, schemaFingerprint } from "./fingerprint.js";
 export { formatFloat, pythonFloatRepr } from "./float.js";
 export { fillGenerated, type GeneratedArray, generatorValue } from "./generator.js";

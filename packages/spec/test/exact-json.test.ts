@@ -3,7 +3,14 @@ import { createHash } from "node:crypto";
 import { test } from "node:test";
 import { findPython, runPython } from "@zarr-stream/test-support/python";
 import fc from "fast-check";
-import { canonicalJsonUtf8, IntegralFloat, parseJsonExact, SchemaError } from "../src/index.js";
+import { parse } from "lossless-json";
+import {
+  canonicalJsonUtf8,
+  IntegralFloat,
+  parseJsonExact,
+  SchemaError,
+  stringifyJsonExact,
+} from "../src/index.js";
 
 const python = findPython();
 const { skip } = python;
@@ -82,4 +89,46 @@ test("floats, integral floats and integers beyond 2^53 keep their Python text", 
 test("malformed text and non-JSON numbers are SchemaErrors", () => {
   assert.throws(() => parseJsonExact("{", "index"), SchemaError);
   assert.throws(() => canonicalJsonUtf8(parseJsonExact("[1e400]")), SchemaError);
+});
+
+test("stringifyJsonExact prints what parseJsonExact read back to the same values, indented or not (property)", () => {
+  fc.assert(
+    fc.property(jsonText, fc.constantFrom(undefined, 2), (text, indent) => {
+      const value = parseJsonExact(text);
+      assert.deepEqual(parseJsonExact(stringifyJsonExact(value, indent)!), value);
+    }),
+    { numRuns: 1000 },
+  );
+  assert.equal(
+    stringifyJsonExact({ a: 2n ** 63n - 1n, b: new IntegralFloat(-0), c: 0.5 }),
+    '{"a":9223372036854775807,"b":-0.0,"c":0.5}',
+  );
+  assert.equal(stringifyJsonExact(undefined), undefined);
+});
+
+/** Python's json.loads number rule, written out again as the oracle: int text is an int, anything else a float. */
+function pythonNumber(text: string): unknown {
+  if (/^-?\d+$/.test(text)) {
+    const n = BigInt(text);
+    return n >= -(2n ** 53n - 1n) && n <= 2n ** 53n - 1n ? Number(n) : n;
+  }
+  const x = Number(text);
+  return Number.isInteger(x) || !Number.isFinite(x) ? new IntegralFloat(x) : x;
+}
+
+test("parseJsonExact reads what lossless-json with Python's number rule reads, whether or not JSON.parse does the reading (property)", () => {
+  fc.assert(
+    fc.property(jsonText, (text) => {
+      const oracle = parse(text, null, (t) => pythonNumber(t));
+      assert.deepEqual(parseJsonExact(text), oracle);
+    }),
+    { numRuns: 3000 },
+  );
+  for (const text of ["[-0]", "[1.0]", "[1e400]", "[9007199254740993]", '["1.0",1.5,12]']) {
+    assert.deepEqual(
+      parseJsonExact(text),
+      parse(text, null, (t) => pythonNumber(t)),
+      text,
+    );
+  }
 });
