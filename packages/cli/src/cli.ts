@@ -4,6 +4,7 @@ import { parseArgs } from "node:util";
 import { type Profile, ZarrStreamError } from "@zarr-stream/spec";
 import { openStore } from "@zarr-stream/store";
 import { serveViewer } from "@zarr-stream/viewer";
+import { setManifestPages } from "@zarr-stream/writer";
 import { asUsage, intOption, storeArgument, UsageError } from "./args.js";
 import { runDemoProcs, runDemoRank } from "./demo/ranks.js";
 import { runDemo } from "./demo/run.js";
@@ -45,6 +46,7 @@ async function demo(argv: string[], io: CliIo): Promise<number> {
         procs: { type: "string" },
         rank: { type: "string" },
         "rank-from-env": { type: "boolean" },
+        "manifest-pages": { type: "boolean" },
       },
     }),
   );
@@ -74,6 +76,7 @@ async function demo(argv: string[], io: CliIo): Promise<number> {
       profile,
       grid: { nLat: Number(grid[1]), nLon: Number(grid[2]) },
       commitEvery: intOption(values["commit-every"], "commit-every", 8),
+      manifestPages: values["manifest-pages"] === true,
     },
     quiet ? { stdout: nullStream(), stderr: io.stderr } : io,
   );
@@ -98,7 +101,11 @@ async function demoOnStore(values: Record<string, string | boolean | undefined>,
   );
   if (values.procs !== undefined) {
     return runDemoProcs(
-      [...common, ...(values.json ? ["--json"] : [])],
+      [
+        ...common,
+        ...(values.json ? ["--json"] : []),
+        ...(values["manifest-pages"] ? ["--manifest-pages"] : []),
+      ],
       intOption(str("procs"), "procs", 1),
       io,
     );
@@ -117,6 +124,7 @@ async function demoOnStore(values: Record<string, string | boolean | undefined>,
       profile,
       grid: { nLat: Number(grid[1]), nLon: Number(grid[2]) },
       commitEvery: intOption(str("commit-every"), "commit-every", 8),
+      manifestPages: values["manifest-pages"] === true,
     },
     io,
   );
@@ -301,6 +309,32 @@ async function dump(argv: string[], io: CliIo): Promise<number> {
   return EXIT.ok;
 }
 
+/**
+ * `zstream manifest pages on|off STORE`: the store's manifest rewritten in the paged form or the seed's
+ * (docs/manifest-pages.md), compare-and-swap; a store in that form already is left as it is.
+ */
+async function manifest(argv: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = asUsage(() =>
+    parseArgs({ args: argv, allowPositionals: true, options: { ...HELP_OPTION, json: { type: "boolean" } } }),
+  );
+  if (values.help) return help(io, "manifest");
+  const [what, state, ...rest] = positionals;
+  if (what !== "pages")
+    throw new UsageError(`manifest takes pages on|off STORE, got ${JSON.stringify(what ?? "")}`);
+  if (state !== "on" && state !== "off")
+    throw new UsageError(`manifest pages takes on or off, got ${JSON.stringify(state ?? "")}`);
+  const storeUrl = storeArgument(rest, "manifest pages");
+  const r = await setManifestPages(openStore(storeUrl), state === "on");
+  if (values.json) json(io, { store: storeUrl, ...r });
+  else
+    io.stdout.write(
+      r.changed
+        ? `${storeUrl}: manifest ${r.from} -> ${r.to} (commit_seq ${r.commitSeq}, ${r.manifestBytes} bytes, ${r.pagesWritten} page(s) written)\n`
+        : `${storeUrl}: manifest is ${r.to} already; nothing written\n`,
+    );
+  return EXIT.ok;
+}
+
 /** Commands other packages implement, loaded on use so zstream works without them. */
 const DELEGATES: Record<string, { module: string; fn: string; io: (io: CliIo) => unknown }> = {
   journal: {
@@ -358,6 +392,7 @@ const COMMANDS: Record<string, (argv: string[], io: CliIo) => Promise<number>> =
   dump,
   serve,
   recover,
+  manifest,
 };
 
 function oneLine(e: unknown): string {

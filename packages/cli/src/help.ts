@@ -8,6 +8,7 @@ Commands:
   verify     check a store's committed state (manifest, zarr.json, shards, blobs)
   plot       render a committed 2-D slice (heatmap) or 1-D series (line) to PNG
   dump       write every committed value as earthsciio/write-v2-dump/v1 JSON
+  manifest   manifest pages on|off: keep a v2 store's manifest in the paged form or the seed's
   serve      open the browser viewer on a store (loopback HTTP)
   recover    after a crash: abandon stale runs, clear stale claims, rebuild the snapshot
   conformance, journal, cp
@@ -41,6 +42,7 @@ Options:
   --grid LATxLON     grid size (default 180x360)
   --commit-every K   records per commit and per time shard (default 8)
   --json             print the summary as JSON
+  --manifest-pages   keep the manifest in the paged form (zstream manifest --help)
   --serve            then open the browser viewer on the demo store (Ctrl-C to stop)
   --no-token         with --serve: serve without the secret token (see zstream serve --help)
 
@@ -112,6 +114,24 @@ one or two dims are left. Default output: <var>-<record>.png in the current dire
 Example:
   zstream plot /tmp/run.zarr --var temperature --record 47 --out t47.png
   zstream plot /tmp/run.zarr --var temperature --record 0 --slice lat=90 --out equator.png
+`,
+  manifest: `Usage: zstream manifest pages on|off STORE [--json]
+
+Rewrites a v2 store's output_manifest.json in the paged form (on) or in seed 000's form (off), with the
+same committed state and commit_seq. Paged, a list longer than 512 entries (indexed records, append time
+shards) lives in immutable pages under .zarr-stream/manifest/ and a commit writes a few KB of manifest
+at any run length; the manifest is then labelled zarr-stream/output-manifest/v2-paged, which readers
+that follow only the seed refuse. Unpaged (the default of a new store), every reader of the seed reads
+it, and a commit rewrites the whole list. Writers that resume or join keep the store's form.
+
+The rewrite is a compare-and-swap on the manifest read: if anything wrote the manifest in between (a
+commit, another form change) it is refused with ManifestChanged and nothing is written. Run it while no
+writer is committing; a live owner whose manifest was rewritten stops at its next commit (CommitError
+concurrent-owner) and resumes in the new form. Switching off leaves the old pages in place,
+unreferenced, for readers still holding the paged manifest (inspect lists them as uncommitted).
+
+Example:
+  zstream manifest pages on /tmp/run.zarr
 `,
   dump: `Usage: zstream dump STORE --out dump.json [--case NAME] [--writer NAME]
 

@@ -52,7 +52,7 @@ describe("zstream commands (child process)", () => {
   });
 
   it("--help on every command prints usage with an example, exit 0", async () => {
-    for (const cmd of ["demo", "inspect", "verify", "plot", "dump"]) {
+    for (const cmd of ["demo", "inspect", "verify", "plot", "dump", "manifest"]) {
       const r = await zstreamInProcess(cmd, "--help");
       assert.equal(r.status, 0);
       assert.match(r.stdout, new RegExp(`^Usage: zstream ${cmd}`));

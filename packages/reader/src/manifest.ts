@@ -1,4 +1,5 @@
 import {
+  isOutputManifestV2,
   isPagedManifest,
   type OutputManifest,
   type OutputManifestV2,
@@ -24,9 +25,11 @@ export function parseJsonObject(bytes: Uint8Array, key: string): unknown {
 }
 
 /**
- * Seed §7: the v1 or v2 manifest, validated against its pinned label. A v1 manifest in EarthSciIO's
- * Python spelling is read in the contract's spelling (python-v1-spelling.ts). Parsed once per store handle
- * and version (metadata-cache.ts): the result is frozen and shared, so copy what you change.
+ * Seed §7: the v1 or v2 manifest, validated against its pinned label; a v2 manifest in the paged form
+ * (its own label, docs/manifest-pages.md) is returned with its pages resolved and its label kept. A v1
+ * manifest in EarthSciIO's Python spelling is read in the contract's spelling (python-v1-spelling.ts).
+ * Parsed once per store handle and version (metadata-cache.ts): the result is frozen and shared, so copy
+ * what you change.
  */
 export async function readOutputManifest(store: ReadableStore): Promise<OutputManifest> {
   const m = await readOutputManifestIfPresent(store);
@@ -136,8 +139,9 @@ function manifestForWriter(bytes: Uint8Array): OutputManifest {
   return validateOutputManifest(doc);
 }
 
+/** A v2 manifest, in the seed's form or the paged one (docs/manifest-pages.md). */
 export function isV2(m: OutputManifest): m is OutputManifestV2 {
-  return m.schema === "earthsciio/output-manifest/v2";
+  return isOutputManifestV2(m);
 }
 
 export function requireV2(m: OutputManifest, what: string): OutputManifestV2 {

@@ -211,6 +211,21 @@ export class ClaimLost extends ZarrStreamError {
   }
 }
 
+/**
+ * A rewrite of the output manifest that changes no committed state (`zstream manifest pages on|off`)
+ * found it changed since it was read: another process wrote it in between. The rewrite's compare-and-swap
+ * was refused, so the manifest is the other process's; run the rewrite again once nothing is writing.
+ */
+export class ManifestChanged extends ZarrStreamError {
+  override name = "ManifestChanged";
+  constructor(
+    message: string,
+    readonly key: string,
+  ) {
+    super(message);
+  }
+}
+
 /** A compare-and-swap on a shared head (a journal head row) found another writer's update first. */
 export class PublishConflict extends ZarrStreamError {
   override name = "PublishConflict";

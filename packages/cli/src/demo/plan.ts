@@ -11,6 +11,8 @@ export interface DemoConfig {
   grid: Grid;
   /** Records per time shard, and how many records each commit covers. */
   commitEvery: number;
+  /** Create the store with its manifest in the paged form (WriterOptions.manifestPages). */
+  manifestPages?: boolean;
 }
 
 export interface Split {

@@ -125,7 +125,7 @@ function runWriters(
         records: cfg.records,
         commitEvery: cfg.commitEvery,
         writer,
-        ...(writer === 0 ? { schema } : {}),
+        ...(writer === 0 ? { schema, manifestPages: cfg.manifestPages === true } : {}),
       };
       const w = new Worker(workerUrl, { workerData: job, stderr: true, execArgv: workerExecArgv() });
       workers[writer] = w;
