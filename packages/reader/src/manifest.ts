@@ -9,7 +9,7 @@ import {
   validateOutputManifest,
 } from "@zarr-stream/spec";
 import type { ReadableStore, Store } from "@zarr-stream/store";
-import { isMissingPage, pagedRecordEntry, resolveManifestBytes } from "./manifest-pages.js";
+import { resolveManifestBytes } from "./manifest-pages.js";
 import { cachedDocument, deepFreeze } from "./metadata-cache.js";
 import { normalizePythonV1Spelling, usesPythonV1Spelling } from "./python-v1-spelling.js";
 
@@ -42,32 +42,6 @@ export async function readOutputManifestIfPresent(store: ReadableStore): Promise
   return cachedDocument(store, MANIFEST_KEY, "manifest", (bytes) => resolveReaderManifest(store, bytes));
 }
 
-/**
- * The manifest to read record `index` by, and whether that record is committed. Only the stored head
- * (vars, dims, n_records, the page refs) is parsed and, in a paged indexed manifest, the one page holding
- * the record's entry is fetched (with the one index page naming it, when there are index pages), so the
- * first read after a commit costs the same at any record count; the head's paged lists stay unresolved,
- * so callers take only its head fields from it. A page gone (collected
- * after a newer manifest landed) falls back to the whole manifest, which reads the manifest again.
- */
-export async function readRecordState(
-  store: ReadableStore,
-  index: number,
-): Promise<{ manifest: OutputManifest; committed: boolean }> {
-  const head = await cachedDocument(store, MANIFEST_KEY, "manifest-head", parseReaderManifest);
-  if (head === undefined) throw new StoreError(`no ${MANIFEST_KEY} in ${store.url}`, MANIFEST_KEY);
-  const records = isV2(head) && head.time_mode === "indexed" ? head.records : undefined;
-  if (!isPagedManifest(head)) return { manifest: head, committed: isRecordCommitted(head, index) };
-  if (records === undefined) return { manifest: head, committed: index < head.n_records };
-  try {
-    return { manifest: head, committed: (await pagedRecordEntry(store, records, index))?.committed === true };
-  } catch (err) {
-    if (!isMissingPage(err)) throw err;
-  }
-  const m = await readOutputManifest(store);
-  return { manifest: m, committed: isRecordCommitted(m, index) };
-}
-
 /** Whether record `index` is committed in a resolved (or inline) manifest. */
 export function isRecordCommitted(m: OutputManifest, index: number): boolean {
   if (isV2(m) && m.time_mode === "indexed") return m.records?.entries[index]?.committed === true;
@@ -93,7 +67,8 @@ async function resolveReaderManifest(store: ReadableStore, bytes: Uint8Array): P
   return manifest;
 }
 
-function parseReaderManifest(bytes: Uint8Array): OutputManifest {
+/** The manifest as stored (its head, for a paged one), in the contract's spelling, validated and frozen. */
+export function parseReaderManifest(bytes: Uint8Array): OutputManifest {
   return deepFreeze(validateOutputManifest(normalizePythonV1Spelling(parseJsonObject(bytes, MANIFEST_KEY))));
 }
 
