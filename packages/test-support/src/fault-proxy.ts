@@ -3,7 +3,8 @@ import type { AddressInfo, Socket } from "node:net";
 
 /**
  * What the proxy does to one request, instead of passing it through:
- * - `status`: answers with that status and no body (5xx: the SDK retries; 4xx: it does not);
+ * - `status`: answers with that status and `body` (default none; an S3 error document names the error the
+ *   SDK reports), without passing the request on (5xx: the SDK retries; 4xx: it does not);
  * - `reset`: drops the connection before any byte of the answer;
  * - `cut-body`: passes the request on, sends the answer's headers and its first `at` body bytes, then
  *   drops the connection (a proxy or a load balancer that gives up halfway);
@@ -12,7 +13,7 @@ import type { AddressInfo, Socket } from "node:net";
  *   any byte of the answer (the write happened; its acknowledgement is lost).
  */
 export type ProxyFault =
-  | { kind: "status"; status: number }
+  | { kind: "status"; status: number; body?: string }
   | { kind: "reset" }
   | { kind: "cut-body"; at: number }
   | { kind: "delay"; ms: number }
@@ -108,8 +109,11 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
     switch (fault.kind) {
       case "status":
         req.resume();
-        res.writeHead(fault.status, { "content-length": "0" });
-        res.end();
+        res.writeHead(fault.status, {
+          "content-length": String(Buffer.byteLength(fault.body ?? "")),
+          ...(fault.body === undefined ? {} : { "content-type": "application/xml" }),
+        });
+        res.end(fault.body ?? "");
         return;
       case "reset":
         req.socket.destroy();
