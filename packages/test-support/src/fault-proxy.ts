@@ -21,7 +21,8 @@ export type ProxyFault =
 
 /** One scripted fault: the first request `match` accepts gets it, once (or `times` times). */
 export interface ProxyRule {
-  match: (request: { method: string; path: string; headers: IncomingMessage["headers"] }) => boolean;
+  /** `n` numbers the proxy's requests from 1, in the order they arrive. */
+  match: (request: { method: string; path: string; headers: IncomingMessage["headers"]; n: number }) => boolean;
   fault: ProxyFault;
   times?: number;
 }
@@ -101,7 +102,8 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
     const path = req.url ?? "/";
     const entry: SeenRequest = { method, path, headers: req.headers };
     seen.push(entry);
-    const hit = rules.find((r) => r.left > 0 && r.rule.match({ method, path, headers: req.headers }));
+    const n = seen.length;
+    const hit = rules.find((r) => r.left > 0 && r.rule.match({ method, path, headers: req.headers, n }));
     if (hit === undefined) return passOn(req, res);
     hit.left--;
     const fault = hit.rule.fault;
@@ -153,3 +155,29 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
     },
   };
 }
+
+/**
+ * Rules that give every `every`-th request a fault, taking `faults` in turn, for as long as the proxy
+ * runs: a steady drizzle of faults over a whole workload. A `cut-body` falls on GETs only (other answers
+ * have no body to cut), so its turn passes a request of another method through untouched.
+ */
+export function faultEvery(every: number, faults: ProxyFault[]): ProxyRule[] {
+  return faults.map((fault, i) => ({
+    match: ({ method, n }) =>
+      n % every === 0 &&
+      Math.floor(n / every) % faults.length === i &&
+      (fault.kind !== "cut-body" || method === "GET"),
+    fault,
+    times: Number.POSITIVE_INFINITY,
+  }));
+}
+
+/** Faults the SDK's retries (and S3Store's own, for a cut body or a lost acknowledgement) heal. */
+export const HEALABLE_FAULTS: ProxyFault[] = [
+  { kind: "status", status: 503 },
+  { kind: "reset" },
+  { kind: "lose-ack" },
+  { kind: "status", status: 500 },
+  { kind: "cut-body", at: 16 },
+  { kind: "delay", ms: 40 },
+];
