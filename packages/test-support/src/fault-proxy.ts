@@ -22,7 +22,12 @@ export type ProxyFault =
 /** One scripted fault: the first request `match` accepts gets it, once (or `times` times). */
 export interface ProxyRule {
   /** `n` numbers the proxy's requests from 1, in the order they arrive. */
-  match: (request: { method: string; path: string; headers: IncomingMessage["headers"]; n: number }) => boolean;
+  match: (request: {
+    method: string;
+    path: string;
+    headers: IncomingMessage["headers"];
+    n: number;
+  }) => boolean;
   fault: ProxyFault;
   times?: number;
 }
