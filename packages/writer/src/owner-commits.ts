@@ -221,6 +221,8 @@ export class OwnerCommits {
     const pending = this.o.pendingUntilCommitted;
     if (pending && landed.carried) for (const t of landed.carried) pending.drop(t);
     await this.#owe(landed.record);
+    // The commit's receipts are in its ledger now; the call that wrote it threw before deleting them.
+    if (landed.carried) await this.o.receipts.clear(this.o.objects.store, landed.carried);
     return landed;
   }
 
