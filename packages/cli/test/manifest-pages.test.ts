@@ -5,7 +5,7 @@ import { after, test } from "node:test";
 import { MANIFEST_PAGE_PREFIX, MANIFEST_PAGE_SIZE, type StreamSchema } from "@zarr-stream/spec";
 import { FsStore } from "@zarr-stream/store";
 import { ZarrStreamWriter } from "@zarr-stream/writer";
-import { inspectStore, verifyStore } from "../src/index.js";
+import { type InspectReport, inspectStore, verifyStore } from "../src/index.js";
 import { tempDir } from "./helpers.js";
 
 const root = tempDir("pages");
@@ -36,7 +36,8 @@ async function pagedStore(name: string): Promise<FsStore> {
 
 test("inspect counts a paged manifest's pages as committed, not as leftovers", async () => {
   const store = await pagedStore("inspect.zarr");
-  const r = await inspectStore(store);
+  const r = (await inspectStore(store)) as InspectReport;
+  assert.equal(r.format, "zarr-stream");
   assert.equal(r.manifest.pages, 2);
   assert.deepEqual(
     r.uncommitted.filter((u) => u.key.startsWith(MANIFEST_PAGE_PREFIX)),
