@@ -3,6 +3,7 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { ControlPlane } from "@zarr-stream/controlplane";
 import type { StreamSchema } from "@zarr-stream/spec";
 import { FsStore } from "@zarr-stream/store";
 import { findPython } from "@zarr-stream/test-support/python";
@@ -223,6 +224,39 @@ describe("read-only commands never create or change anything", () => {
       assert.equal(r.status, 0, `${args.join(" ")}: ${r.stderr}`);
     }
     assert.deepEqual(tree(STORE), before);
+  });
+});
+
+describe("read-only control-plane commands", () => {
+  it("on a store with a control plane, list/show/status and every --dry-run leave the tree identical", async () => {
+    const dir = join(root, "with-cp.zarr");
+    const cp = await ControlPlane.open(new FsStore(dir), {
+      product: "demo",
+      runHeartbeatIntervalS: 0,
+      claimHeartbeatIntervalS: 0,
+    });
+    await cp.startRun({ runId: "r1" });
+    await cp.acquireClaim("zarr_append:g");
+    await cp.close();
+    const before = tree(dir);
+    for (const args of [
+      ["cp", "runs", "list", "--json"],
+      ["cp", "claims", "list"],
+      ["cp", "snapshots", "status"],
+      ["cp", "index", "show"],
+      ["cp", "index", "verify"],
+      ["cp", "recover", "--dry-run"],
+      ["cp", "runs", "abandon", "--all-stale", "--dry-run"],
+      ["cp", "claims", "clear", "--all-stale", "--dry-run"],
+    ]) {
+      const r = await run(...args, "--store", dir);
+      assert.ok(r.status === 0 || r.status === 1, `${args.join(" ")}: ${r.status} ${r.stderr}`);
+      assert.deepEqual(tree(dir), before, `zstream ${args.join(" ")} changed the store`);
+    }
+    const r = await run("recover", dir, "--dry-run", "--json");
+    assert.equal(r.status, 1, "a fresh run and claim are left: a real recover would not complete");
+    assert.equal(JSON.parse(r.stdout).dry_run, true);
+    assert.deepEqual(tree(dir), before);
   });
 });
 
