@@ -1,10 +1,11 @@
 export const MAIN_HELP = `zstream: streaming, multi-writer Zarr v3 output (zarr-stream)
 
 Usage: zstream <command> [options]
+       zstream help [<command>]
 
 Commands:
   demo       simulate a domain-decomposed model run: N writer threads stream into one store
-  inspect    show a store's manifest, records, arrays and uncommitted leftovers
+  inspect    show a store's manifest, records (decoded CF times), arrays and uncommitted leftovers
   verify     check a store's committed state (manifest, zarr.json, shards, blobs)
   plot       render a committed 2-D slice (heatmap) or 1-D series (line) to PNG
   dump       write every committed value as earthsciio/write-v2-dump/v1 JSON
@@ -14,11 +15,14 @@ Commands:
   conformance, journal, cp
              the conformance corpus, the output journal and the .firecube control plane
 
-Options on every command:
+Options on every command and subcommand:
   -h, --help   show the command's help
+  --version    print zstream's version
   --debug      print the stack trace of an error
 
-Exit codes: 0 ok, 1 check failed, 2 usage error, 3 store or contract error, 4 internal error.
+Exit codes: 0 ok, 1 check failed or refused, 2 usage error (a path that does not exist, an --out that
+cannot be written), 3 store or contract error, 4 internal error. inspect, verify, plot, dump, serve,
+cp ... list/show/status and recover --dry-run never create or change anything.
 
 Example:
   zstream demo && zstream inspect /tmp/zstream-demo-XXXX/demo.zarr
@@ -80,7 +84,9 @@ Example:
 
 Walks the documented recovery order of the .firecube control plane after a crash: abandon stale runs,
 clear stale claims, rebuild the snapshot; prints what it did. Confirm the crashed process is dead first.
-A fresh (non-stale) claim or run is never touched.
+A fresh (non-stale) claim or run is never touched. STORE must exist and have a control plane (.firecube/):
+recover never creates one. --dry-run reports what it would do and changes nothing.
+Exit 0 when everything was recovered, 1 when something is left.
 
 Example:
   zstream recover /tmp/run.zarr && zstream cp runs list --store /tmp/run.zarr
@@ -88,8 +94,11 @@ Example:
   inspect: `Usage: zstream inspect STORE [--json]
 
 Shows the manifest label and commit_seq, writers and region dims, time mode, committed records (count,
-first/last t, generations in indexed mode), statics, blobs, every array (shape, shard and chunk shape,
-dtype, codec, bytes on disk) and objects present but not committed (leftovers of a crash).
+first/last time decoded from the time coordinate's CF units and calendar, generations in indexed mode),
+statics, blobs, every array (shape, shard and chunk shape, dtype, codec, bytes on disk) and objects
+present but not committed (leftovers of a crash). A Zarr v3 store without output_manifest.json (one that
+zarr-python or xarray wrote) shows its arrays as stored and its CF time coordinate's range.
+With --json an error is also printed on stdout as {"error": {"name", "message", "exit_code"}}.
 
 Example:
   zstream inspect /tmp/run.zarr --json
@@ -109,7 +118,9 @@ Example:
 
 Renders committed data: a heatmap with colour bar for a 2-D slice, a line plot for a 1-D one. A
 streaming variable needs --record; a static has none. --slice fixes a dim at index k (repeatable) until
-one or two dims are left. Default output: <var>-<record>.png in the current directory.
+one or two dims are left. Default output: <var>-<record>.png in the current directory; its directory
+must exist. A Zarr v3 store without a manifest is plotted from its arrays: --record then indexes the CF
+time dim (the dim of a 1-D array with "<unit> since <date>" units).
 
 Example:
   zstream plot /tmp/run.zarr --var temperature --record 47 --out t47.png

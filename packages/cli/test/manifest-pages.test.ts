@@ -12,7 +12,7 @@ import {
 } from "@zarr-stream/spec";
 import { FsStore } from "@zarr-stream/store";
 import { ZarrStreamWriter } from "@zarr-stream/writer";
-import { inspectStore, verifyStore } from "../src/index.js";
+import { type InspectReport, inspectStore, verifyStore } from "../src/index.js";
 import { SMALL_DEMO, tempDir, zstreamInProcess } from "./helpers.js";
 
 const root = tempDir("pages");
@@ -46,7 +46,8 @@ async function pagedStore(name: string, manifestPages = true): Promise<FsStore> 
 
 test("inspect counts a paged manifest's pages as committed, not as leftovers", async () => {
   const store = await pagedStore("inspect.zarr");
-  const r = await inspectStore(store);
+  const r = (await inspectStore(store)) as InspectReport;
+  assert.equal(r.format, "zarr-stream");
   assert.equal(r.manifest.pages, 2);
   assert.deepEqual(
     r.uncommitted.filter((u) => u.key.startsWith(MANIFEST_PAGE_PREFIX)),
@@ -87,7 +88,7 @@ test("zstream manifest pages on|off rewrites the manifest in the other form, sam
     /-> zarr-stream\/output-manifest\/v2-paged \(commit_seq \d+, \d+ bytes, 2 page\(s\) written\)/,
   );
   assert.equal(await label(store), OUTPUT_MANIFEST_V2_PAGED);
-  const r = await inspectStore(store);
+  const r = (await inspectStore(store)) as InspectReport;
   assert.equal(r.manifest.pages, 2);
   assert.deepEqual((await verifyStore(store)).problems, []);
   const again = await zstreamInProcess("manifest", "pages", "on", dir, "--json");

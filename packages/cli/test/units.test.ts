@@ -7,7 +7,6 @@ import { splitGrid } from "../src/demo/plan.js";
 import { bloscClaim, zstdClaim } from "../src/frame-header.js";
 import { fontCharacters, glyph, hasGlyph } from "../src/plot/font.js";
 import { Progress } from "../src/progress.js";
-import { cfTimeToDate, formatTime } from "../src/time-units.js";
 
 describe("demo region split", () => {
   it("§4 every split tiles the grid with shard-aligned, disjoint regions (fast-check)", () => {
@@ -98,15 +97,6 @@ describe("bitmap font", () => {
     for (const ch of "ABCXYZabcxyz0123456789 .,:;-+=()[]/_%'\"!?<>#*^°") assert.ok(hasGlyph(ch), ch);
     assert.notDeepEqual(glyph("O"), glyph("0"));
     assert.ok(glyph("\u2603").flat().some(Boolean), "an unknown character draws a visible box");
-  });
-});
-
-describe("CF time", () => {
-  it("formats CF 'since' units and falls back to the raw value", () => {
-    assert.equal(formatTime(169200, "seconds since 2000-01-01 00:00:00"), "t = 2000-01-02 23:00");
-    assert.equal(formatTime(1.5, "days since 1970-01-01"), "t = 1970-01-02 12:00");
-    assert.equal(formatTime(42, "s"), "t = 42 s");
-    assert.equal(cfTimeToDate(0, "fortnights since 2000-01-01"), undefined);
   });
 });
 

@@ -1,5 +1,5 @@
 import type { Profile, Region, StreamSchema } from "@zarr-stream/spec";
-import { UsageError } from "../args.js";
+import { UsageError } from "../command-line.js";
 import { type Grid, latitudes, longitudes } from "./field.js";
 
 export interface DemoConfig {

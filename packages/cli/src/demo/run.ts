@@ -5,7 +5,7 @@ import { Worker } from "node:worker_threads";
 import { type CodecBackendName, codecBackend, codecFallbackNotice } from "@zarr-stream/codecs";
 import { type CommitToken, ZarrStreamError } from "@zarr-stream/spec";
 import { FsStore } from "@zarr-stream/store";
-import { UsageError } from "../args.js";
+import { UsageError } from "../command-line.js";
 import { formatBytes } from "../inspect.js";
 import type { CliIo } from "../io.js";
 import { plotStore } from "../plot/plot.js";

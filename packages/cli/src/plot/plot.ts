@@ -6,9 +6,12 @@ import {
   readRecord,
   readStatic,
 } from "@zarr-stream/reader";
-import { type OutputManifest, type Region, SchemaError, type TypedArray } from "@zarr-stream/spec";
+import type { OutputManifest, Region, TypedArray } from "@zarr-stream/spec";
 import type { Store } from "@zarr-stream/store";
+import { UsageError } from "../command-line.js";
 import { formatTime } from "../time-units.js";
+import { storeKind } from "../zarr-arrays.js";
+import { plotArrays } from "./arrays.js";
 import { type Axis, type RenderResult, renderHeatmap, renderLine } from "./render.js";
 
 export interface PlotRequest {
@@ -24,14 +27,14 @@ export interface PlotResult extends RenderResult {
   title: string;
 }
 
-function toFloat64(a: TypedArray): Float64Array {
+export function toFloat64(a: TypedArray): Float64Array {
   if (a instanceof Float64Array) return a;
   const out = new Float64Array(a.length);
   for (let i = 0; i < a.length; i++) out[i] = Number(a[i]!);
   return out;
 }
 
-function str(v: unknown): string | undefined {
+export function str(v: unknown): string | undefined {
   return typeof v === "string" && v !== "" ? v : undefined;
 }
 
@@ -55,14 +58,13 @@ function checkSlices(
   const lengths = new Map(m.dims.map((d) => [d.name, d.length]));
   for (const [d, k] of Object.entries(slices)) {
     if (!dims.includes(d) || d === m.time_dim) {
-      throw new SchemaError(
+      throw new UsageError(
         `--slice ${d}=${k}: ${variable} has no non-time dim ${d} (dims: ${dims.join(", ")})`,
-        `/slice/${d}`,
       );
     }
     const len = lengths.get(d)!;
     if (!Number.isInteger(k) || k < 0 || k >= len)
-      throw new SchemaError(`--slice ${d}=${k} is outside [0, ${len})`, `/slice/${d}`);
+      throw new UsageError(`--slice ${d}=${k} is outside [0, ${len})`);
     region[d] = [k, k + 1];
   }
   return region;
@@ -72,40 +74,37 @@ async function timeLabel(store: Store, m: OutputManifest, record: number): Promi
   const layout = await readArrayLayout(store, m.time_dim);
   if (record >= (layout.shape[0] ?? 0)) return `record ${record}`;
   const t = (await readArrayRegion(store, m.time_dim, layout, [[record, record + 1]]))[0];
-  return `${formatTime(Number(t), layout.attributes.units)}  [${record}]`;
+  return `${formatTime(t!, layout.attributes.units, layout.attributes.calendar)}  [${record}]`;
 }
 
-/** Renders committed data of one variable as a PNG: a heatmap for a 2-D slice, a line for 1-D. */
+/**
+ * Renders committed data of one variable as a PNG: a heatmap for a 2-D slice, a line for 1-D. A Zarr v3
+ * store without a manifest is plotted from its arrays as stored (plotArrays). A request that does not fit
+ * the store (no such variable, --record missing or not allowed, a bad --slice) is a UsageError.
+ */
 export async function plotStore(store: Store, req: PlotRequest): Promise<PlotResult> {
+  if ((await storeKind(store)) === "zarr") return plotArrays(store, req);
   const m = await readOutputManifest(store);
   const statics = isV2(m) ? m.statics : [];
   const v = m.vars.find((x) => x.name === req.variable);
   const s = statics.find((x) => x.name === req.variable);
   if (!v && !s) {
     const names = [...m.vars, ...statics].map((x) => x.name).join(", ");
-    throw new SchemaError(
-      `no variable or static ${JSON.stringify(req.variable)} in ${store.url} (have: ${names})`,
-      "/var",
+    throw new UsageError(
+      `--var ${req.variable}: no such variable or static in ${store.url} (have: ${names})`,
     );
   }
   if (v && req.record === undefined)
-    throw new SchemaError(`${req.variable} is a streaming variable: pass --record I`, "/record");
+    throw new UsageError(`--var ${req.variable} is a streaming variable: pass --record I`);
   if (s && req.record !== undefined)
-    throw new SchemaError(`${req.variable} is a static: it has no --record`, "/record");
+    throw new UsageError(`--var ${req.variable} is a static: it has no --record`);
   const spec = (v ?? s)!;
   const region = checkSlices(m, spec.dims, req.slices ?? {}, req.variable);
   const read = v
     ? await readRecord(store, req.variable, req.record!, region, { manifest: m })
     : await readStatic(store, req.variable, region, { manifest: m });
   const shown = read.dims.filter((d) => !(d in region));
-  if (shown.length === 0)
-    throw new SchemaError(`--slice leaves a single value of ${req.variable}: nothing to plot`, "/slice");
-  if (shown.length > 2) {
-    throw new SchemaError(
-      `${req.variable} has ${shown.length} dims left (${shown.join(", ")}): add --slice dim=k for all but two`,
-      "/slice",
-    );
-  }
+  checkShown(req.variable, shown);
   const attrs = (await readArrayLayout(store, req.variable)).attributes;
   const units = str(attrs.units) ?? "";
   const name = str(attrs.long_name) ?? req.variable;
@@ -117,7 +116,28 @@ export async function plotStore(store: Store, req: PlotRequest): Promise<PlotRes
   const values = toFloat64(read.data);
   const lengths = shown.map((d) => read.shape[read.dims.indexOf(d)]!);
   const axes = await Promise.all(shown.map((d, i) => coordinate(store, d, lengths[i]!)));
-  if (shown.length === 1) return { ...renderLine(values, axes[0]!, title, units), kind: "line", title };
+  return renderSlice(values, lengths, axes, title, units);
+}
+
+/** The dims a plot shows must be one (a line) or two (a heatmap). */
+export function checkShown(variable: string, shown: string[]): void {
+  if (shown.length === 0)
+    throw new UsageError(`--slice leaves a single value of ${variable}: nothing to plot`);
+  if (shown.length > 2)
+    throw new UsageError(
+      `--var ${variable} has ${shown.length} dims left (${shown.join(", ")}): add --slice dim=k for all but two`,
+    );
+}
+
+/** The picture of a selected slice: a line for one dim, a heatmap for two (rows the first dim). */
+export function renderSlice(
+  values: Float64Array,
+  lengths: number[],
+  axes: Axis[],
+  title: string,
+  units: string,
+): PlotResult {
+  if (lengths.length === 1) return { ...renderLine(values, axes[0]!, title, units), kind: "line", title };
   return {
     ...renderHeatmap(values, lengths[0]!, lengths[1]!, axes[0]!, axes[1]!, title, units),
     kind: "heatmap",
