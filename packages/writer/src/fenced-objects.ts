@@ -157,13 +157,26 @@ export class FencedObjects {
 
   /**
    * The lease holds this handle's own bytes under another version: a duplicate launch's handle took it
-   * and put it back (#yieldToOwnersLaunch). The nonce makes the bytes this handle's alone, so it holds
-   * the lease still, at the new version.
+   * and put it back (#yieldToOwnersLaunch); the nonce makes the bytes this handle's alone, so it holds the
+   * lease still, at the new version. Or that handle holds it still, between its take and its putting
+   * back: its launch is not writer 0's and this handle's is, so this handle puts its own bytes back itself
+   * (the same bytes the other would write; whichever compare-and-swap lands, the lease is this handle's).
    */
-  async #adoptRestored(): Promise<boolean> {
+  async #adoptRestored(attempt = 0): Promise<boolean> {
     const lease = this.#lease!;
+    const mine = leaseBytes(lease.doc);
     const now = await this.store.getVersioned(lease.key);
-    if (now === undefined || !sameBytes(now.bytes, leaseBytes(lease.doc))) return false;
+    if (now === undefined) return false;
+    if (!sameBytes(now.bytes, mine)) {
+      const holder = parseLease(now.bytes)?.job ?? null;
+      if (this.job === null || holder === null || holder === this.job) return false;
+      const owner = await storedLease(this.store, 0);
+      if (!owner.present || owner.lease?.job !== this.job) return false;
+      const version = await this.store.putIfVersion(lease.key, mine, now.version);
+      if (version === undefined) return attempt < 3 && this.#adoptRestored(attempt + 1);
+      this.#holdLease(version, lease.doc);
+      return true;
+    }
     this.#holdLease(now.version, lease.doc);
     return true;
   }

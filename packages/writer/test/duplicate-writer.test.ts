@@ -225,6 +225,34 @@ for (const [name, makeLocation, skip] of locations) {
       for (const i of [0, 1]) await assertCommitted(at(), i, 0);
     });
 
+    it("a handle whose lease a duplicate launch holds for the moment (taken, not yet put back) takes it back and goes on", async () => {
+      const at = makeLocation();
+      const owner = await ZarrStreamWriter.create(at(), SCHEMA, { kind: "owner", nWriters: 2 }, REGIONS[0], {
+        job: "launch-b",
+      });
+      const live = await ZarrStreamWriter.join(at(), { kind: "contributor", id: 1 }, REGIONS[1], {
+        job: "launch-b",
+      });
+      // Launch A's contributor has just taken writer 1's lease and not yet read writer 0's.
+      const lease = JSON.parse(new TextDecoder().decode((await at().get(leaseKey(1)))!));
+      const taken = {
+        ...lease,
+        epoch: lease.epoch + 1,
+        nonce: "launch-a-handle",
+        job: "launch-a",
+        sealed: [],
+      };
+      await at().put(leaseKey(1), new TextEncoder().encode(JSON.stringify(taken)));
+      for (const r of [0, 1]) {
+        await live.writeRecord(t(r), arrays(1, r));
+        await owner.writeRecord(t(r), arrays(0, r));
+      }
+      await owner.commit([await owner.flush(), await live.flush()]);
+      for (const i of [0, 1]) await assertCommitted(at(), i, 0);
+      const now = JSON.parse(new TextDecoder().decode((await at().get(leaseKey(1)))!));
+      assert.equal(now.nonce, lease.nonce, "writer 1's lease is the live handle's again");
+    });
+
     it("identical data: the older handle's token commits the same bytes, and the older handle is Fenced next", async () => {
       const at = makeLocation();
       const owner = await ZarrStreamWriter.create(at(), SCHEMA, { kind: "owner", nWriters: 2 }, REGIONS[0]);
