@@ -13,7 +13,7 @@ import { eventId, runPrefix, runRecordKey, segmentKey } from "./layout.js";
 import { envelopeJson, utf8 } from "./pyjson.js";
 import { orphanRunRecord, type RunDocContext, runPayload, slotOf } from "./run-documents.js";
 import { sealTornSegment } from "./torn-tail.js";
-import { type RunView, readRun } from "./wal-reader.js";
+import { isTerminalStatus, type RunView, readRun } from "./wal-reader.js";
 import { makeEvent, runRecordDocument } from "./wal-writer.js";
 
 /** Seconds since the store last saw the run write (run.json or its newest segment), when it can say. */
@@ -33,15 +33,18 @@ export async function readOneRun(store: Store, clock: Clock, runId: string): Pro
   return keys.length === 0 ? undefined : readRun(store, runId, keys, clock());
 }
 
-const TERMINAL = new Set(["complete", "failed", "abandoned"]);
-
-/** run.json as it is now, with the version to replace it on; `terminal` when it already ends the run. */
+/**
+ * run.json as it is now, with the version to replace it on (null: absent, or a store without versions);
+ * `terminal` when its status already ends the run, whatever else in it does not read.
+ */
 async function currentRecord(
   store: Store,
   runId: string,
 ): Promise<{ version: string | null; terminal: string | undefined }> {
   const key = runRecordKey(runId);
-  const got = store.getVersioned ? await store.getVersioned(key) : undefined;
+  const got = store.getVersioned
+    ? await store.getVersioned(key)
+    : await store.get(key).then((bytes) => (bytes === undefined ? undefined : { bytes, version: null }));
   if (got === undefined) return { version: null, terminal: undefined };
   let status: unknown;
   try {
@@ -49,10 +52,7 @@ async function currentRecord(
   } catch {
     status = undefined;
   }
-  return {
-    version: got.version,
-    terminal: typeof status === "string" && TERMINAL.has(status) ? status : undefined,
-  };
+  return { version: got.version, terminal: isTerminalStatus(status) ? status : undefined };
 }
 
 /**

@@ -60,6 +60,11 @@ const TERMINAL_STATUS: Record<string, RunState> = {
   abandoned: "abandoned",
 };
 
+/** Whether a run.json status ends its run. */
+export function isTerminalStatus(status: unknown): status is "complete" | "failed" | "abandoned" {
+  return typeof status === "string" && Object.hasOwn(TERMINAL_STATUS, status);
+}
+
 export const DEFAULT_RUN_STALE_S = 3600;
 
 interface ParsedSegment {
@@ -172,7 +177,7 @@ export async function readRun(
   // A run ends when run.json says so, as the reference reads it: its maintenance runs and time-coordinate
   // consolidations end with maintenance_* or consolidated_time_coord events and a terminal run.json, with
   // no run_* event. A terminal WAL event ends it too, for a writer that died before its last run.json.
-  const byRecord = record ? TERMINAL_STATUS[record.status] : undefined;
+  const byRecord = record && isTerminalStatus(record.status) ? TERMINAL_STATUS[record.status] : undefined;
   let events: WalEvent[] = [];
   let terminalEvent: WalEvent | undefined;
   let torn: ParsedSegment | undefined;
