@@ -4,11 +4,12 @@ import { openStore, type Store } from "@zarr-stream/store";
 import type { ClaimObserver } from "./claim-observer.js";
 import type { ClaimView, ClearedClaim } from "./claims.js";
 import { ControlPlane } from "./control-plane.js";
-import type { Clock, JsonObject } from "./documents.js";
+import { type Clock, isObject, type JsonObject } from "./documents.js";
 import { ClaimConflict, ManifestError, NoControlPlane, SnapshotRebuildRefused } from "./errors.js";
-import { ROOT } from "./layout.js";
+import { INDEX_KEY, ROOT, SLOT_INDEX_KEY } from "./layout.js";
 import { canonicalJson } from "./pyjson.js";
 import { ATTR_INDEX, type ResolvedIndexDeclaration, readResolvedIndexRecord } from "./resolved-index.js";
+import { readSlotIndexRecord } from "./slot-index.js";
 import type { RunView } from "./wal-reader.js";
 
 export interface CliIo {
@@ -33,7 +34,7 @@ Subcommands:
   claims list [--json]
   claims clear (--domain PRODUCT:CATEGORY:NAME | --all-stale) [--force] [--dry-run]
   snapshots rebuild | snapshots status [--json]
-  index show | index verify | index rebuild [--json]
+  index show | index verify | index rebuild [--json]   (show and verify exit 3 when there is no index record)
   recover [--reason TEXT] [--dry-run] [--json]
 
 Options on every subcommand:
@@ -75,6 +76,9 @@ function refusedOrFailed(e: unknown, cmd: string): boolean {
 
 class UsageError extends Error {}
 
+/** `index show` / `index verify` on a product without an index record: firecube's exit code. */
+const EXIT_NO_RECORD = 3;
+
 const OPTIONS = {
   store: { type: "string" },
   product: { type: "string" },
@@ -107,7 +111,14 @@ function runLine(r: RunView): JsonObject {
   if (r.orphanReason) row.orphan_reason = r.orphanReason;
   if (r.updatedAt !== undefined) row.updated_at = r.updatedAt;
   if (r.completedAt !== undefined) row.completed_at = r.completedAt;
+  if (r.recordLags) row.record_lags = true;
+  if (r.corrupt) row.corrupt = r.corrupt.message;
   return row;
+}
+
+/** A stale run that recovery abandons: live or orphaned by its run.json (and WAL), silent past its threshold. */
+function abandonable(r: RunView): boolean {
+  return (r.state === "live" || r.state === "orphaned") && r.stale;
 }
 
 function claimLine(c: ClaimView): JsonObject {
@@ -126,14 +137,35 @@ async function inferProduct(store: Store, io: CliIo): Promise<string> {
   return "unknown";
 }
 
-/** `--domain` takes the full `product:category:name` (as `claims list` prints it). */
+/**
+ * What `index rebuild` rebuilds from: the record, or, without one, the mirrored attributes' payload. The
+ * precedence rows then decide: attrs without a record (row 4) are rebuilt from only when their hash is
+ * their payload's, as firecube's ManifestError refuses them otherwise.
+ */
 async function declarationForRebuild(cp: ControlPlane): Promise<ResolvedIndexDeclaration | undefined> {
   const record = await readResolvedIndexRecord(cp.store);
   if (record) return record.items ? { index: record.index, items: record.items } : { index: record.index };
   const attrs = await cp.readRootAttributes();
   const payload = attrs?.[ATTR_INDEX];
-  if (typeof payload === "string") return { index: parseJsonExact(payload, ATTR_INDEX) as JsonObject };
-  return undefined;
+  if (typeof payload !== "string") return undefined;
+  let index: unknown;
+  try {
+    index = parseJsonExact(payload, ATTR_INDEX);
+  } catch (e) {
+    throw new ManifestError(
+      `root attribute ${ATTR_INDEX} is not JSON (${(e as Error).message}); nothing to rebuild from (row 4)`,
+      "attrs-without-record",
+      INDEX_KEY,
+    );
+  }
+  if (!isObject(index)) {
+    throw new ManifestError(
+      `root attribute ${ATTR_INDEX} is not a JSON object; nothing to rebuild from (row 4)`,
+      "attrs-without-record",
+      INDEX_KEY,
+    );
+  }
+  return { index };
 }
 
 async function indexRebuild(cp: ControlPlane, print: (v: unknown, text: string) => void): Promise<number> {
@@ -169,9 +201,13 @@ async function recover(
   print: (v: unknown, text: string) => void,
 ): Promise<number> {
   const dry = f["dry-run"] ?? false;
-  const stale = (await cp.listRuns()).filter(
-    (r) => (r.state === "live" || r.state === "orphaned") && r.stale,
-  );
+  const runs = await cp.listRuns();
+  const stale = runs.filter(abandonable);
+  // A run whose WAL ended it but whose run.json does not gets the run.json its writer did not write.
+  const repaired: string[] = [];
+  for (const r of runs.filter((v) => v.recordLags)) {
+    if (dry || (await cp.repairRunRecord(r))) repaired.push(r.runId);
+  }
   const abandoned = new Set<string>();
   for (const r of stale) {
     if (dry) {
@@ -193,9 +229,11 @@ async function recover(
     ...scan.claims.filter((c) => !gone.has(c.key)).map((c) => `${c.claim.domain} (${c.claim.owner_id})`),
     ...scan.corrupt.filter((c) => !gone.has(c.key)).map((c) => `${c.key} (corrupt)`),
   ];
-  const live = (await cp.listRuns())
+  const after = await cp.listRuns();
+  const live = after
     .filter((r) => (r.state === "live" || r.state === "orphaned") && !abandoned.has(r.runId))
     .map((r) => r.runId);
+  const corrupt = after.filter((r) => r.corrupt).map((r) => `${r.runId} (${r.state}): ${r.corrupt!.message}`);
   let snapshot: unknown = "skipped (dry run)";
   let rebuilt = false;
   if (!dry) {
@@ -210,6 +248,8 @@ async function recover(
   const complete = remaining.length === 0 && live.length === 0 && (dry || rebuilt);
   const report = {
     abandoned: [...abandoned],
+    repaired,
+    corrupt_runs: corrupt,
     cleared: cleared.map(clearedName),
     remaining_claims: remaining,
     live_runs: live,
@@ -219,6 +259,7 @@ async function recover(
   };
   const lines = [
     `abandoned: ${report.abandoned.join(", ") || "none"}`,
+    `repaired run.json: ${repaired.join(", ") || "none"}`,
     `cleared: ${report.cleared.join(", ") || "none"}`,
     `snapshot: ${typeof snapshot === "string" ? snapshot : stringifyJsonExact(snapshot)}`,
   ];
@@ -227,6 +268,7 @@ async function recover(
       `incomplete: ${[...remaining.map((c) => `claim ${c}`), ...live.map((r) => `live run ${r}`)].join(", ") || "snapshot not rebuilt"}`,
     );
   }
+  if (corrupt.length > 0) lines.push(`corrupt runs: ${corrupt.join("; ")}`);
   print(report, lines.join("\n"));
   return complete ? 0 : 1;
 }
@@ -244,7 +286,7 @@ async function dispatch(cp: ControlPlane, words: string[], f: Flags, io: CliIo):
         runs
           .map(
             (r) =>
-              `${r.run_id}\t${r.state}${r.stale ? " (stale)" : ""}${r.orphan_reason ? ` ${r.orphan_reason}` : ""}\t${r.events} events`,
+              `${r.run_id}\t${r.state}${r.stale ? " (stale)" : ""}${r.orphan_reason ? ` ${r.orphan_reason}` : ""}\t${r.events} events${r.corrupt ? `\tcorrupt: ${r.corrupt}` : ""}`,
           )
           .join("\n") || "no runs",
       );
@@ -252,9 +294,7 @@ async function dispatch(cp: ControlPlane, words: string[], f: Flags, io: CliIo):
     }
     case "runs abandon": {
       const runs = await cp.listRuns();
-      const targets = f["run-id"]
-        ? [f["run-id"]]
-        : runs.filter((r) => (r.state === "live" || r.state === "orphaned") && r.stale).map((r) => r.runId);
+      const targets = f["run-id"] ? [f["run-id"]] : runs.filter(abandonable).map((r) => r.runId);
       const done: string[] = [];
       for (const id of targets) {
         if (!f["dry-run"])
@@ -333,12 +373,22 @@ async function dispatch(cp: ControlPlane, words: string[], f: Flags, io: CliIo):
     case "index show": {
       const record = await readResolvedIndexRecord(cp.store);
       print(record ?? null, record ? canonicalJson(record) : "no index/current.json");
-      return 0;
+      return record ? 0 : EXIT_NO_RECORD;
     }
     case "index verify": {
       const v = await cp.verifyResolvedIndex();
       print(v, `record ${v.record}${v.identityHash ? ` ${v.identityHash}` : ""}; attrs ${v.attrs}`);
-      return v.attrs === "drift" || (v.record === "absent" && v.attrs !== "absent") ? 1 : 0;
+      if (v.attrs === "drift" || (v.record === "absent" && v.attrs !== "absent")) return 1;
+      if (v.record === "absent") {
+        // firecube's rule: a product whose only record is a legacy slot-index one needs a rebuild (1);
+        // one with no record at all has nothing to verify (3).
+        if (await readSlotIndexRecord(cp.store)) {
+          io.err(`${SLOT_INDEX_KEY} without ${INDEX_KEY}: a legacy index record; run index rebuild\n`);
+          return 1;
+        }
+        return EXIT_NO_RECORD;
+      }
+      return 0;
     }
     case "index rebuild":
       return indexRebuild(cp, print);

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { ProtocolError, SchemaError } from "@zarr-stream/spec";
 import type { Store } from "@zarr-stream/store";
-import { abandonStoredRun } from "./abandon-run.js";
+import { abandonStoredRun, readOneRun, repairRunRecord } from "./abandon-run.js";
 import { type ClaimObserver, monotonicObserver } from "./claim-observer.js";
 import * as claims from "./claims.js";
 import {
@@ -15,7 +15,7 @@ import {
 } from "./documents.js";
 import { HeldClaims } from "./held-claims.js";
 import type { SlotIndexModel } from "./identity.js";
-import { assertRunId, runRecordKey } from "./layout.js";
+import { assertRunId, ROOT, runRecordKey } from "./layout.js";
 import { type HistoryEntry, history, type ProjectedState, projectRuns } from "./projection.js";
 import { envelopeJson, utf8 } from "./pyjson.js";
 import {
@@ -108,11 +108,16 @@ export class ControlPlane {
     });
   }
 
-  /** Opens (does not create) the control plane; an existing schema.json must be v2 / chunkmanager-v2. */
+  /**
+   * Opens (does not create) the control plane; an existing schema.json must be v2 / chunkmanager-v2. A
+   * store that stages writes in files of its own keeps them out of `.firecube/`'s directories from now
+   * on: the reference reads every file in claims/ as a claim and every `*.jsonl` in a run directory.
+   */
   static async open(store: Store, opts: ControlPlaneOptions): Promise<ControlPlane> {
     if (typeof opts?.product !== "string" || opts.product === "") {
       throw new SchemaError("product must be a non-empty string", "/product", "control plane options");
     }
+    store.stageApart?.(ROOT);
     const cp = new ControlPlane(store, opts);
     await readSchemaDoc(store);
     return cp;
@@ -169,8 +174,9 @@ export class ControlPlane {
   /** Reopens a live run written earlier (this or a crashed process); new segments start at max(existing)+1. */
   async resumeRun(runId: string): Promise<RunView> {
     assertRunId(runId);
-    const view = (await readRuns(this.store, this.clock)).find((r) => r.runId === runId);
+    const view = await readOneRun(this.store, this.clock, runId);
     if (!view) throw new ProtocolError(`run ${runId} does not exist`);
+    if (view.corrupt) throw new ProtocolError(`run ${runId} cannot be resumed: ${view.corrupt.message}`);
     if (view.state !== "live" || !view.record) {
       throw new ProtocolError(`run ${runId} cannot be resumed: it is ${view.orphanReason ?? view.state}`);
     }
@@ -241,6 +247,14 @@ export class ControlPlane {
       return id;
     }
     return abandonStoredRun(this, runId, reason, o.force ?? false);
+  }
+
+  /**
+   * Recovery: writes the run.json of a run whose WAL ends it (`recordLags`) but whose run.json does not, as
+   * its writer would have; false when there is nothing to repair or the run.json changed meanwhile.
+   */
+  repairRunRecord(view: RunView): Promise<boolean> {
+    return repairRunRecord(this, view);
   }
 
   /** `category:name` -> the full `product:category:name` domain. */

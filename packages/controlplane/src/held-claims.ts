@@ -17,11 +17,25 @@ export interface HeldClaimsOptions {
 
 /**
  * The claims this process holds, by full domain, each with its background heartbeat. A claim found lost
- * (cleared or taken over) is forgotten and its timer stopped, so it is never written again.
+ * (cleared or taken over) is forgotten and its timer stopped, so it is never written again. The writes
+ * and checks of one claim run one at a time: two heartbeats in flight on the version last written would
+ * race, and the loser would take its own claim for lost.
  */
 export class HeldClaims {
   readonly #held = new Map<string, claims.HeldClaim>();
   readonly #timers = new Map<string, NodeJS.Timeout>();
+  readonly #queues = new Map<string, Promise<unknown>>();
+
+  /** Runs `op` after every earlier operation on `domain` has settled. */
+  #serial<T>(domain: string, op: () => Promise<T>): Promise<T> {
+    const next = (this.#queues.get(domain) ?? Promise.resolve()).then(op, op);
+    const settled = next.catch(() => undefined);
+    this.#queues.set(domain, settled);
+    void settled.then(() => {
+      if (this.#queues.get(domain) === settled) this.#queues.delete(domain);
+    });
+    return next;
+  }
 
   constructor(private readonly o: HeldClaimsOptions) {}
 
@@ -50,19 +64,25 @@ export class HeldClaims {
   }
 
   /** Refreshes one claim we hold (a conditional write); a claim we lost is a ClaimLost. */
-  async heartbeat(domain: string): Promise<ClaimDoc> {
-    try {
-      const next = await claims.heartbeatClaim(this.o.store, this.#get(domain), this.o.clock);
-      this.#held.set(domain, next);
-      return next.doc;
-    } catch (e) {
-      if (e instanceof ClaimLost) this.#held.delete(domain);
-      throw e;
-    }
+  heartbeat(domain: string): Promise<ClaimDoc> {
+    return this.#serial(domain, async () => {
+      try {
+        const next = await claims.heartbeatClaim(this.o.store, this.#get(domain), this.o.clock);
+        this.#held.set(domain, next);
+        return next.doc;
+      } catch (e) {
+        if (e instanceof ClaimLost) this.#held.delete(domain);
+        throw e;
+      }
+    });
   }
 
   /** Resolves while the claim is the version this process last wrote; ClaimLost once it is not. */
-  async assertHeld(domain: string): Promise<void> {
+  assertHeld(domain: string): Promise<void> {
+    return this.#serial(domain, () => this.#assertHeld(domain));
+  }
+
+  async #assertHeld(domain: string): Promise<void> {
     try {
       await claims.assertHeld(this.o.store, this.#get(domain));
     } catch (e) {
@@ -75,13 +95,15 @@ export class HeldClaims {
   }
 
   /** Deletes our claim; a claim this process held but lost is a ClaimLost and is left to its new holder. */
-  async release(domain: string): Promise<void> {
+  release(domain: string): Promise<void> {
     this.#stopTimer(domain);
-    if (this.#held.has(domain)) {
-      await this.assertHeld(domain);
-      this.#held.delete(domain);
-    }
-    await claims.release(this.o.store, domain, this.o.ownerId, this.o.clock);
+    return this.#serial(domain, async () => {
+      if (this.#held.has(domain)) {
+        await this.#assertHeld(domain);
+        this.#held.delete(domain);
+      }
+      await claims.release(this.o.store, domain, this.o.ownerId, this.o.clock);
+    });
   }
 
   /** Stops every heartbeat; the claims stay held in the store. */

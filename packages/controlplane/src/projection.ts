@@ -1,6 +1,7 @@
-import { approximateNumber } from "@zarr-stream/spec";
+import { approximateNumber, stringifyJsonExact } from "@zarr-stream/spec";
 import type { JsonObject, WalEvent } from "./documents.js";
 import { isObject } from "./documents.js";
+import { ControlPlaneCorrupt } from "./errors.js";
 import { compareCodePoints, pyFloat } from "./pyjson.js";
 import type { RunView } from "./wal-reader.js";
 
@@ -17,24 +18,32 @@ export function completeRunsInOrder(runs: RunView[]): RunView[] {
 /**
  * The record an event projects, as the reference derives it: the event's record with `schema_version`
  * "v2" and `timestamp` (the envelope's, as a float) filled in when absent. Every value is kept as read,
- * so integers of any size and Python's `1.0` reach the snapshot unchanged.
+ * so integers of any size and Python's `1.0` reach the snapshot unchanged. A record that names another
+ * schema_version is one of a format we do not know: a ControlPlaneCorrupt, as the reference raises.
  */
 function projectedRecord(event: WalEvent): JsonObject {
   const record: JsonObject = { ...event.record };
   if (!("schema_version" in record)) record.schema_version = "v2";
   if (!("timestamp" in record)) record.timestamp = pyFloat(event.timestamp);
+  if (record.schema_version !== "v2") {
+    throw new ControlPlaneCorrupt(
+      `event ${event.event_id}: record schema_version ${stringifyJsonExact(record.schema_version)} is not "v2"`,
+      event.event_id,
+    );
+  }
   return record;
 }
 
 /**
  * Applies one event. Any event whose record carries a non-empty string `key` (including event types we do
  * not know) upserts it, except run_started_with_replacement, which is informational; replacement_committed
- * marks the listed existing keys replaced at its record's time, keeping the first marking so replaying the
- * same replacement twice changes nothing.
+ * marks the listed existing keys replaced at its record's time. A key marked again is re-marked, so
+ * `replaced_by` names the last replacement, as in the reference; replaying one replacement twice changes
+ * nothing.
  */
 export function applyEvent(state: ProjectedState, event: WalEvent): void {
-  if (event.event_type === "run_started_with_replacement") return;
   const record = projectedRecord(event);
+  if (event.event_type === "run_started_with_replacement") return;
   if (event.event_type === "replacement_committed") {
     const by = typeof record.replacing_run_id === "string" ? record.replacing_run_id : "";
     const at = pyFloat(approximateNumber(record.timestamp) ?? event.timestamp);
@@ -42,7 +51,7 @@ export function applyEvent(state: ProjectedState, event: WalEvent): void {
     for (const key of keys) {
       if (typeof key !== "string") continue;
       const existing = state.get(key);
-      if (!existing || existing.status === "replaced") continue;
+      if (!existing) continue;
       state.set(key, { ...existing, status: "replaced", replaced_by: by, replaced_at: at });
     }
     return;
@@ -50,8 +59,12 @@ export function applyEvent(state: ProjectedState, event: WalEvent): void {
   if (typeof record.key === "string" && record.key !== "") state.set(record.key, record);
 }
 
+/** Replays the complete runs in order; a complete run whose segments do not read is its ControlPlaneCorrupt. */
 export function applyRuns(state: ProjectedState, runs: RunView[]): ProjectedState {
-  for (const run of completeRunsInOrder(runs)) for (const event of run.events) applyEvent(state, event);
+  for (const run of completeRunsInOrder(runs)) {
+    if (run.corrupt) throw run.corrupt;
+    for (const event of run.events) applyEvent(state, event);
+  }
   return state;
 }
 

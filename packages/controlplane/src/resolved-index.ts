@@ -1,10 +1,10 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { SchemaError, stringifyJsonExact } from "@zarr-stream/spec";
+import { SchemaError, stringifyJsonExact, ZarrStreamError } from "@zarr-stream/spec";
 import type { Store } from "@zarr-stream/store";
 import { acquire, release } from "./claims.js";
 import { type Clock, isObject, type JsonObject, parseDocument } from "./documents.js";
 import { ClaimConflict, ManifestError, ResolvedIndexConflict } from "./errors.js";
-import { diffFields, resolvedIndexIdentityHash } from "./identity.js";
+import { diffFields, itemsByCoordinate, manifestItems, resolvedIndexIdentityHash } from "./identity.js";
 import { INDEX_KEY } from "./layout.js";
 import { canonicalJson, utf8 } from "./pyjson.js";
 import type { RootAttributes } from "./root-attributes.js";
@@ -42,16 +42,6 @@ export function isoTimestamp(seconds: number): string {
   return new Date(Math.round(seconds * 1000)).toISOString();
 }
 
-function byCoordinate(items: JsonObject[]): JsonObject[] {
-  const value = (i: JsonObject) => i.coordinate_value;
-  return [...items].sort((a, b) => {
-    const x = value(a);
-    const y = value(b);
-    if (typeof x === "number" && typeof y === "number") return x - y;
-    return String(x) < String(y) ? -1 : String(x) > String(y) ? 1 : 0;
-  });
-}
-
 export function buildResolvedIndexRecord(
   decl: ResolvedIndexDeclaration,
   runId: string,
@@ -64,7 +54,8 @@ export function buildResolvedIndexRecord(
     recorded_by_run_id: runId,
     schema_version: "v1",
   };
-  if (decl.items !== undefined) record.items = byCoordinate(decl.items);
+  // The reference's record: items reduced to their four fields, ordered by str(coordinate_value).
+  if (decl.items !== undefined) record.items = itemsByCoordinate(manifestItems(decl.items));
   return record;
 }
 
@@ -93,18 +84,19 @@ export async function readResolvedIndexRecord(store: Store): Promise<ResolvedInd
       INDEX_KEY,
     );
   }
-  if (
-    !isObject(doc.index) ||
-    typeof doc.identity_hash !== "string" ||
-    (doc.items !== undefined && !Array.isArray(doc.items))
-  ) {
-    throw new ManifestError(
-      `${INDEX_KEY}: index, identity_hash or items malformed`,
-      "unreadable-record",
-      INDEX_KEY,
-    );
+  if (!isObject(doc.index) || typeof doc.identity_hash !== "string") {
+    throw new ManifestError(`${INDEX_KEY}: index or identity_hash malformed`, "unreadable-record", INDEX_KEY);
   }
-  const recomputed = resolvedIndexIdentityHash(doc.index, doc.items as JsonObject[] | undefined);
+  // Items are read as the reference reads them: their four fields, any other key dropped (and null is
+  // no items). A key the format does not name is ignored, so it cannot make the hash mismatch.
+  let items: JsonObject[] | undefined;
+  try {
+    items = doc.items === undefined || doc.items === null ? undefined : manifestItems(doc.items);
+  } catch (e) {
+    if (!(e instanceof ZarrStreamError)) throw e;
+    throw new ManifestError(`${INDEX_KEY}: ${e.message}`, "unreadable-record", INDEX_KEY);
+  }
+  const recomputed = resolvedIndexIdentityHash(doc.index, items);
   if (recomputed !== doc.identity_hash) {
     throw new ManifestError(
       `${INDEX_KEY}: identity-hash mismatch: recorded ${doc.identity_hash}, content hashes to ${recomputed} (tampered?)`,
@@ -112,7 +104,10 @@ export async function readResolvedIndexRecord(store: Store): Promise<ResolvedInd
       INDEX_KEY,
     );
   }
-  return doc as unknown as ResolvedIndexRecord;
+  const record = { ...doc } as unknown as ResolvedIndexRecord;
+  if (items === undefined) delete record.items;
+  else record.items = items;
+  return record;
 }
 
 interface MirroredAttrs {
@@ -170,14 +165,17 @@ function ensuredEvent(
 }
 
 /**
- * Losing-process convergence: while another process holds `resolved_index:current` and keeps it fresh,
- * wait and retry; once it is released, evaluate precedence like everyone else (normally row 2,
- * matched_existing). A stale holder is never taken over: that is an operator's call (claims clear).
+ * Runs `body` under the claim `<product>:<claim>`. While another process holds the claim, `whenHeld` is
+ * asked first, as the reference's losing writer does: it settles the call from what is already on disk
+ * (the record and the attrs agree with the declaration: matched_existing; they disagree: the error) or
+ * answers undefined when there is nothing to judge yet (no record), and then we wait for the claim: while
+ * its holder keeps it fresh, up to claimWaitS; a stale holder is never taken over (`claims clear`).
  */
 export async function withIndexClaim<T>(
   ctx: EnsureContext,
   body: () => Promise<T>,
-  claim = INDEX_CLAIM,
+  claim: string,
+  whenHeld: () => Promise<T | undefined>,
 ): Promise<T> {
   const domain = `${ctx.product}:${claim}`;
   const deadline = Date.now() + (ctx.claimWaitS ?? 30) * 1000;
@@ -186,7 +184,10 @@ export async function withIndexClaim<T>(
       await acquire(ctx.store, domain, { ownerId: ctx.ownerId, product: ctx.product }, ctx.clock);
       break;
     } catch (e) {
-      if (!(e instanceof ClaimConflict) || e.stale || Date.now() >= deadline) throw e;
+      if (!(e instanceof ClaimConflict)) throw e;
+      const settled = await whenHeld();
+      if (settled !== undefined) return settled;
+      if (e.stale || Date.now() >= deadline) throw e;
       await sleep(ctx.claimPollMs ?? 50);
     }
   }
@@ -201,9 +202,40 @@ function validateDeclaration(decl: ResolvedIndexDeclaration): void {
   if (!isObject(decl) || !isObject(decl.index)) {
     throw new SchemaError("declaration.index must be a JSON object", "/index", "resolved index declaration");
   }
-  if (decl.items !== undefined && !Array.isArray(decl.items)) {
-    throw new SchemaError("declaration.items must be an array", "/items", "resolved index declaration");
+  if (decl.items !== undefined) manifestItems(decl.items);
+}
+
+/** The row-5 refusal: the index_ensured conflict_refused event, then the conflict with its field diff. */
+async function refuseConflict(
+  ctx: EnsureContext,
+  runId: string,
+  decl: ResolvedIndexDeclaration,
+  declaredHash: string,
+  record: ResolvedIndexRecord,
+): Promise<never> {
+  await ctx.emit("index_ensured", ensuredEvent(ctx, runId, decl, declaredHash, "conflict_refused"));
+  const diff = diffFields(record.index, decl.index, "/index");
+  const declaredItems = decl.items ? itemsByCoordinate(manifestItems(decl.items)) : null;
+  if (canonicalJson(record.items ?? null) !== canonicalJson(declaredItems)) {
+    diff.push({ path: "/items", recorded: record.items ?? null, declared: declaredItems });
   }
+  const summary = diff.map(
+    (d) => `${d.path}: ${canonicalJson(d.recorded ?? null)} -> ${canonicalJson(d.declared ?? null)}`,
+  );
+  throw new ResolvedIndexConflict(
+    `${INDEX_KEY} (identity ${record.identity_hash}) disagrees with the declaration (identity ${declaredHash}) (row 5): ${summary.join("; ")}`,
+    diff,
+    record.identity_hash,
+    declaredHash,
+  );
+}
+
+function driftError(mirror: MirroredAttrs, record: ResolvedIndexRecord): ManifestError {
+  return new ManifestError(
+    `root attribute ${ATTR_INDEX_HASH}=${mirror.hash} disagrees with ${INDEX_KEY} identity ${record.identity_hash} (row 7, attrs drift)`,
+    "attrs-drift",
+    INDEX_KEY,
+  );
 }
 
 /** Precedence rows evaluated in the facts file's order 6, 1, 2, 3, 4, 5, 7, under the index claim. */
@@ -215,72 +247,75 @@ export async function ensureResolvedIndex(
 ): Promise<EnsureResult> {
   validateDeclaration(decl);
   const declaredHash = resolvedIndexIdentityHash(decl.index, decl.items);
-  return withIndexClaim(ctx, async () => {
-    const record = await readResolvedIndexRecord(ctx.store); // row 6 and tamper detection throw here
-    const mirror = await readMirror(ctx.attrs);
-    const attrsPresent = mirror.hash !== undefined;
-    const created: EnsureOutcome = mode === "rebuild" ? "rebuilt" : "created";
-    const finish = async (outcome: EnsureOutcome, row: number, rec: ResolvedIndexRecord) => {
-      await ctx.emit("index_ensured", ensuredEvent(ctx, runId, decl, declaredHash, outcome));
-      return { outcome, identityHash: declaredHash, row, record: rec };
-    };
+  const created: EnsureOutcome = mode === "rebuild" ? "rebuilt" : "created";
+  const matched: EnsureOutcome = mode === "rebuild" ? "rebuilt" : "matched_existing";
+  const finish = async (outcome: EnsureOutcome, row: number, rec: ResolvedIndexRecord) => {
+    await ctx.emit("index_ensured", ensuredEvent(ctx, runId, decl, declaredHash, outcome));
+    return { outcome, identityHash: declaredHash, row, record: rec };
+  };
+  const attrsMatch = (mirror: MirroredAttrs) =>
+    mirror.hash === declaredHash &&
+    (mirror.payload === undefined || mirror.payload === canonicalJson(decl.index));
 
-    if (!record && (!attrsPresent || mode === "rebuild")) {
-      // Row 1 (and rebuild from nothing). If a peer created the record without the claim, re-evaluate.
-      const fresh = buildResolvedIndexRecord(decl, runId, ctx.clock());
-      if (!(await ctx.store.putIfAbsent(INDEX_KEY, recordBytes(fresh)))) {
-        throw new ManifestError(
-          `${INDEX_KEY} appeared while the index claim was held (a writer ignored the claim)`,
-          "concurrent-record",
-          INDEX_KEY,
-        );
-      }
-      await ctx.attrs.merge(mirrorAttrs(fresh));
-      return finish(created, 1, fresh);
-    }
-    if (!record) {
-      throw new ManifestError(
-        `root attributes carry ${ATTR_INDEX_HASH}=${mirror.hash} but ${INDEX_KEY} is missing (row 4)`,
-        "attrs-without-record",
-        INDEX_KEY,
-      );
-    }
-    const recordMatches = record.identity_hash === declaredHash;
-    const attrsMatch =
-      mirror.hash === declaredHash &&
-      (mirror.payload === undefined || mirror.payload === canonicalJson(decl.index));
-    if (recordMatches && attrsPresent && attrsMatch) {
-      if (mode === "rebuild") return finish("rebuilt", 2, record);
-      return finish("matched_existing", 2, record);
-    }
-    if (recordMatches && (!attrsPresent || mode === "rebuild")) {
+  // The reference's losing writer: whoever holds the claim, a record that already agrees settles it.
+  const whenHeld = async (): Promise<EnsureResult | undefined> => {
+    const record = await readResolvedIndexRecord(ctx.store);
+    if (!record) return undefined;
+    if (record.identity_hash !== declaredHash) return refuseConflict(ctx, runId, decl, declaredHash, record);
+    const mirror = await readMirror(ctx.attrs);
+    if (mirror.hash === undefined) {
+      // The reference re-mirrors here too: the value is the record's, whoever writes it.
       await ctx.attrs.merge(mirrorAttrs(record));
-      return finish(created, 3, record);
+      return finish(matched, 3, record);
     }
-    if (!recordMatches) {
-      await ctx.emit("index_ensured", ensuredEvent(ctx, runId, decl, declaredHash, "conflict_refused"));
-      const diff = diffFields(record.index, decl.index, "/index");
-      if (
-        canonicalJson(record.items ?? null) !== canonicalJson(decl.items ? byCoordinate(decl.items) : null)
-      ) {
-        diff.push({ path: "/items", recorded: record.items ?? null, declared: decl.items ?? null });
+    if (attrsMatch(mirror)) return finish(matched, 2, record);
+    throw driftError(mirror, record);
+  };
+
+  return withIndexClaim(
+    ctx,
+    async () => {
+      const record = await readResolvedIndexRecord(ctx.store); // row 6 and tamper detection throw here
+      const mirror = await readMirror(ctx.attrs);
+      const attrsPresent = mirror.hash !== undefined;
+
+      if (!record) {
+        // Row 4 (attrs without a record) is refused, as by the reference, except by a rebuild whose
+        // declaration the attrs verify: their hash is the declaration's and their payload its index.
+        const adopt =
+          mode === "rebuild" && mirror.hash === declaredHash && mirror.payload === canonicalJson(decl.index);
+        if (attrsPresent && !adopt) {
+          throw new ManifestError(
+            `root attributes carry ${ATTR_INDEX_HASH}=${mirror.hash} but ${INDEX_KEY} is missing (row 4)${mode === "rebuild" ? "; they do not verify against the declaration, so nothing is rebuilt from them" : ""}`,
+            "attrs-without-record",
+            INDEX_KEY,
+          );
+        }
+        // Row 1 (or a rebuild from verified attrs). If a peer created the record without the claim, refuse.
+        const fresh = buildResolvedIndexRecord(decl, runId, ctx.clock());
+        if (!(await ctx.store.putIfAbsent(INDEX_KEY, recordBytes(fresh)))) {
+          throw new ManifestError(
+            `${INDEX_KEY} appeared while the index claim was held (a writer ignored the claim)`,
+            "concurrent-record",
+            INDEX_KEY,
+          );
+        }
+        await ctx.attrs.merge(mirrorAttrs(fresh));
+        return finish(created, attrsPresent ? 4 : 1, fresh);
       }
-      const summary = diff.map(
-        (d) => `${d.path}: ${canonicalJson(d.recorded ?? null)} -> ${canonicalJson(d.declared ?? null)}`,
-      );
-      throw new ResolvedIndexConflict(
-        `${INDEX_KEY} (identity ${record.identity_hash}) disagrees with the declaration (identity ${declaredHash}) (row 5): ${summary.join("; ")}`,
-        diff,
-        record.identity_hash,
-        declaredHash,
-      );
-    }
-    throw new ManifestError(
-      `root attribute ${ATTR_INDEX_HASH}=${mirror.hash} disagrees with ${INDEX_KEY} identity ${record.identity_hash} (row 7, attrs drift)`,
-      "attrs-drift",
-      INDEX_KEY,
-    );
-  });
+      const recordMatches = record.identity_hash === declaredHash;
+      if (recordMatches && attrsPresent && attrsMatch(mirror)) return finish(matched, 2, record);
+      if (recordMatches && (!attrsPresent || mode === "rebuild")) {
+        // Row 3, and a rebuild's repair of drifted attrs from the record that matches the declaration.
+        await ctx.attrs.merge(mirrorAttrs(record));
+        return finish(created, 3, record);
+      }
+      if (!recordMatches) return refuseConflict(ctx, runId, decl, declaredHash, record);
+      throw driftError(mirror, record);
+    },
+    INDEX_CLAIM,
+    whenHeld,
+  );
 }
 
 export interface IndexVerification {

@@ -1,4 +1,4 @@
-import { stringifyJsonExact } from "@zarr-stream/spec";
+import { SchemaError, stringifyJsonExact, ZarrStreamError } from "@zarr-stream/spec";
 import type { Store } from "@zarr-stream/store";
 import { isObject, type JsonObject, parseDocument } from "./documents.js";
 import { ManifestError, ResolvedIndexConflict } from "./errors.js";
@@ -47,7 +47,14 @@ export async function readSlotIndexRecord(store: Store): Promise<SlotIndexRecord
       SLOT_INDEX_KEY,
     );
   }
-  const recomputed = slotIndexIdentityHash(doc.model as SlotIndexModel);
+  // The model is read as the reference reads it: its canonical fields, any other key dropped.
+  let recomputed: string;
+  try {
+    recomputed = slotIndexIdentityHash(doc.model as SlotIndexModel);
+  } catch (e) {
+    if (!(e instanceof ZarrStreamError)) throw e;
+    throw new ManifestError(`${SLOT_INDEX_KEY}: ${e.message}`, "unreadable-record", SLOT_INDEX_KEY);
+  }
   if (recomputed !== doc.identity_hash) {
     throw new ManifestError(
       `${SLOT_INDEX_KEY}: identity-hash mismatch: recorded ${doc.identity_hash}, content hashes to ${recomputed} (tampered?)`,
@@ -64,8 +71,12 @@ export const ATTR_SLOT_MODEL = "firecube_slot_index_model";
 export const ATTR_SLOT_MODEL_HASH = "firecube_slot_index_model_identity_hash";
 export const SLOT_INDEX_CLAIM = "slot_index_model:current";
 
+/** The mirror of a record: its model in canonical form (what the reference writes), and its hash. */
 function slotMirror(record: SlotIndexRecord): JsonObject {
-  return { [ATTR_SLOT_MODEL]: canonicalJson(record.model), [ATTR_SLOT_MODEL_HASH]: record.identity_hash };
+  return {
+    [ATTR_SLOT_MODEL]: canonicalJson(slotIndexCanonicalModel(record.model as SlotIndexModel)),
+    [ATTR_SLOT_MODEL_HASH]: record.identity_hash,
+  };
 }
 
 /**
@@ -73,27 +84,69 @@ function slotMirror(record: SlotIndexRecord): JsonObject {
  * evaluated under the `slot_index_model:current` claim: 6 unsupported record (on read); 1 nothing yet:
  * write the record and mirror, `recorded`; 2 record and attrs match: `verified`; 3 record matches, attrs
  * absent: re-mirror, `verified`; 4 attrs without a record: ManifestError; 5 record differs from the
- * declared model: ResolvedIndexConflict; 7 record matches, attrs differ: ManifestError (drift).
+ * declared model: ResolvedIndexConflict; 7 record matches, attrs differ: ManifestError (drift). Models are
+ * compared in their canonical form, so a key the format does not name (in the model or a group) changes
+ * nothing. While another process holds the claim, a record and attrs that already agree settle the call
+ * as they do for the reference's losing writer.
  */
 export async function ensureSlotIndexModel(
   ctx: EnsureContext,
   model: SlotIndexModel,
   runId: string,
 ): Promise<{ outcome: SlotIndexOutcome; identityHash: string; row: number }> {
+  if (model?.schema_version !== undefined && model.schema_version !== "v1") {
+    throw new SchemaError(
+      `slot-index model schema_version ${stringifyJsonExact(model.schema_version)} is not "v1" (the only model the format hashes)`,
+      "/model/schema_version",
+      "slot index",
+    );
+  }
   const canonical = slotIndexCanonicalModel(model);
   const hash = slotIndexIdentityHash(model);
+  const event = (type: string) => ctx.emit(type, { identity_hash: hash, model_name: model.name });
+  const verified = async (row: number) => {
+    await event("slot_index_model_verified");
+    return { outcome: "verified" as const, identityHash: hash, row };
+  };
+  const readAttrs = async () => {
+    const attrs = (await ctx.attrs.read()) ?? {};
+    const attrsHash =
+      typeof attrs[ATTR_SLOT_MODEL_HASH] === "string" ? attrs[ATTR_SLOT_MODEL_HASH] : undefined;
+    const modelText = typeof attrs[ATTR_SLOT_MODEL] === "string" ? attrs[ATTR_SLOT_MODEL] : undefined;
+    return { attrsHash, modelText };
+  };
+  const attrsAgree = (attrsHash: string, modelText: string | undefined) =>
+    attrsHash === hash && (modelText === undefined || modelText === canonicalJson(canonical));
+  const conflict = (existing: SlotIndexRecord) =>
+    new ResolvedIndexConflict(
+      `${SLOT_INDEX_KEY} (identity ${existing.identity_hash}) disagrees with the declared model (identity ${hash}) (row 5)`,
+      diffFields(slotIndexCanonicalModel(existing.model as SlotIndexModel), canonical, "/model"),
+      existing.identity_hash,
+      hash,
+    );
+  const drift = (attrsHash: string, existing: SlotIndexRecord) =>
+    new ManifestError(
+      `root attribute ${ATTR_SLOT_MODEL_HASH}=${attrsHash} disagrees with ${SLOT_INDEX_KEY} identity ${existing.identity_hash} (row 7, attrs drift)`,
+      "attrs-drift",
+      SLOT_INDEX_KEY,
+    );
+  const whenHeld = async () => {
+    const existing = await readSlotIndexRecord(ctx.store);
+    if (!existing) return undefined;
+    if (existing.identity_hash !== hash) throw conflict(existing);
+    const { attrsHash, modelText } = await readAttrs();
+    if (attrsHash === undefined) {
+      await ctx.attrs.merge(slotMirror(existing));
+      return verified(3);
+    }
+    if (attrsAgree(attrsHash, modelText)) return verified(2);
+    throw drift(attrsHash, existing);
+  };
   return withIndexClaim(
     ctx,
     async () => {
       const existing = await readSlotIndexRecord(ctx.store);
-      const attrs = (await ctx.attrs.read()) ?? {};
-      const attrsHash =
-        typeof attrs[ATTR_SLOT_MODEL_HASH] === "string" ? attrs[ATTR_SLOT_MODEL_HASH] : undefined;
-      const attrsModel = attrs[ATTR_SLOT_MODEL];
-      const verified = async (row: number) => {
-        await ctx.emit("slot_index_model_verified", { run_id: runId, identity_hash: hash, name: model.name });
-        return { outcome: "verified" as const, identityHash: hash, row };
-      };
+      const { attrsHash, modelText } = await readAttrs();
       if (!existing && attrsHash === undefined) {
         const record: SlotIndexRecord = {
           identity_hash: hash,
@@ -110,7 +163,7 @@ export async function ensureSlotIndexModel(
           );
         }
         await ctx.attrs.merge(slotMirror(record));
-        await ctx.emit("slot_index_model_recorded", { run_id: runId, identity_hash: hash, name: model.name });
+        await event("slot_index_model_recorded");
         return { outcome: "recorded", identityHash: hash, row: 1 };
       }
       if (!existing) {
@@ -120,29 +173,15 @@ export async function ensureSlotIndexModel(
           SLOT_INDEX_KEY,
         );
       }
-      if (existing.identity_hash !== hash) {
-        const diff = diffFields(existing.model, canonical, "/model");
-        throw new ResolvedIndexConflict(
-          `${SLOT_INDEX_KEY} (identity ${existing.identity_hash}) disagrees with the declared model (identity ${hash}) (row 5)`,
-          diff,
-          existing.identity_hash,
-          hash,
-        );
-      }
+      if (existing.identity_hash !== hash) throw conflict(existing);
       if (attrsHash === undefined) {
         await ctx.attrs.merge(slotMirror(existing));
         return verified(3);
       }
-      const modelText = typeof attrsModel === "string" ? attrsModel : undefined;
-      if (attrsHash === hash && (modelText === undefined || modelText === canonicalJson(existing.model))) {
-        return verified(2);
-      }
-      throw new ManifestError(
-        `root attribute ${ATTR_SLOT_MODEL_HASH}=${attrsHash} disagrees with ${SLOT_INDEX_KEY} identity ${existing.identity_hash} (row 7, attrs drift)`,
-        "attrs-drift",
-        SLOT_INDEX_KEY,
-      );
+      if (attrsAgree(attrsHash, modelText)) return verified(2);
+      throw drift(attrsHash, existing);
     },
     SLOT_INDEX_CLAIM,
+    whenHeld,
   );
 }

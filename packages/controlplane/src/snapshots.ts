@@ -1,5 +1,7 @@
+import { randomBytes } from "node:crypto";
 import { approximateNumber, parseJsonExact } from "@zarr-stream/spec";
 import type { Store } from "@zarr-stream/store";
+import { storeAgeS } from "./claim-observer.js";
 import { scanClaims } from "./claims.js";
 import { type Clock, isObject, type JsonObject, parseDocument, type RunRecordDoc } from "./documents.js";
 import { SnapshotRebuildRefused } from "./errors.js";
@@ -58,17 +60,41 @@ export type RebuildResult =
   | { rebuilt: true; generation: string; records: number; completedBefore: number; deleted: string[] }
   | { rebuilt: false; reason: "locked"; holder: string };
 
+/**
+ * snapshots/compact.lock in the reference's format (`token`, `created_at`), so its rebuild skips while we
+ * hold it, plus the owner for reports and `acquired_at` for our releases before the reference's format.
+ */
 interface LockDoc {
+  token: string;
+  created_at: number;
   owner_id: string;
   acquired_at: number;
 }
 
 /**
+ * When a compact.lock was taken, by its own words: the reference's `created_at`, or `acquired_at` as
+ * earlier releases of ours wrote; else the store's time (the file's age) where the store keeps one.
+ * Undefined when nothing says.
+ */
+async function lockAge(store: Store, doc: JsonObject, now: number): Promise<number | undefined> {
+  const at = approximateNumber(doc.created_at) ?? approximateNumber(doc.acquired_at);
+  if (at !== undefined && Number.isFinite(at)) return now - at;
+  return storeAgeS(store, COMPACT_LOCK_KEY);
+}
+
+/**
  * Takes snapshots/compact.lock. Unlike the reference, a lock left by a crashed rebuild is recovered once it
  * is older than lockStaleS: re-read, confirmed unchanged, deleted, and the create-only put retried once.
+ * A lock whose age cannot be told is held, never broken.
  */
 async function takeLock(store: Store, opts: RebuildOptions): Promise<LockDoc | { holder: string }> {
-  const mine: LockDoc = { owner_id: opts.ownerId, acquired_at: opts.clock() };
+  const now = opts.clock();
+  const mine: LockDoc = {
+    token: randomBytes(16).toString("hex"),
+    created_at: now,
+    owner_id: opts.ownerId,
+    acquired_at: now,
+  };
   const bytes = utf8(envelopeJson(mine));
   if (await store.putIfAbsent(COMPACT_LOCK_KEY, bytes)) return mine;
   const seen = await store.get(COMPACT_LOCK_KEY);
@@ -78,11 +104,14 @@ async function takeLock(store: Store, opts: RebuildOptions): Promise<LockDoc | {
   let stale = true;
   try {
     const doc = parseDocument(seen, COMPACT_LOCK_KEY);
-    holder = String(doc.owner_id);
-    const acquiredAt = approximateNumber(doc.acquired_at);
-    stale =
-      acquiredAt === undefined ||
-      opts.clock() - acquiredAt > (opts.lockStaleS ?? DEFAULT_COMPACT_LOCK_STALE_S);
+    holder =
+      typeof doc.owner_id === "string"
+        ? doc.owner_id
+        : typeof doc.token === "string"
+          ? `token ${doc.token}`
+          : "unknown";
+    const age = await lockAge(store, doc, opts.clock());
+    stale = age !== undefined && age > (opts.lockStaleS ?? DEFAULT_COMPACT_LOCK_STALE_S);
   } catch {
     // An unparseable lock cannot say how old it is; a create-only write never leaves one, so it is debris.
   }
@@ -130,8 +159,10 @@ export async function rebuildSnapshot(store: Store, opts: RebuildOptions): Promi
   const lock = await takeLock(store, opts);
   if ("holder" in lock) return { rebuilt: false, reason: "locked", holder: lock.holder };
   try {
-    const runs = await assertRebuildAllowed(store, opts.clock);
+    // The cutoff is read before the runs are listed: a run that completes after the listing completes
+    // after the cutoff too, so readers replay it (read after, it was neither folded in nor replayed).
     const completedBefore = opts.clock();
+    const runs = await assertRebuildAllowed(store, opts.clock);
     const folded = completeRunsInOrder(runs).filter((r) => r.completedAt! < completedBefore);
     const records = sortedRecords(projectRuns(folded));
     const existing = await generations(store);

@@ -33,6 +33,18 @@ export interface RunView {
   completedAt?: number;
   /** The dropped torn line, when one was accepted. */
   tornTail?: { file: string; line: number };
+  /**
+   * The run's WAL ends it (a terminal event) but run.json does not say so: missing, unreadable or still
+   * live, as a writer killed between its last segment and its last run.json leaves it. `recover` writes
+   * the run.json the writer did not.
+   */
+  recordLags?: boolean;
+  /**
+   * Why the run's segments could not be read (a malformed line, a torn tail where none may be). Its
+   * state then comes from run.json alone and `events` is empty; projecting it, when it is complete, is a
+   * ControlPlaneCorrupt, listing and recovering the product are not.
+   */
+  corrupt?: ControlPlaneCorrupt;
 }
 
 const TERMINAL_STATE: Record<string, RunState> = {
@@ -40,6 +52,18 @@ const TERMINAL_STATE: Record<string, RunState> = {
   run_failed: "failed",
   run_abandoned: "abandoned",
 };
+
+/** run.json statuses that end a run: the reference's `is_terminal`. */
+const TERMINAL_STATUS: Record<string, RunState> = {
+  complete: "complete",
+  failed: "failed",
+  abandoned: "abandoned",
+};
+
+/** Whether a run.json status ends its run. */
+export function isTerminalStatus(status: unknown): status is "complete" | "failed" | "abandoned" {
+  return typeof status === "string" && Object.hasOwn(TERMINAL_STATUS, status);
+}
 
 export const DEFAULT_RUN_STALE_S = 3600;
 
@@ -150,27 +174,41 @@ export async function readRun(
   }
   if (record && skip?.(record)) return undefined;
 
-  const segments: ParsedSegment[] = [];
-  for (const part of parts) {
-    const file = `${prefix}${keys.find((k) => segmentNumber(k.slice(prefix.length)) === part)!.slice(prefix.length)}`;
-    const bytes = await store.get(file);
-    if (bytes === undefined) continue; // deleted between list and get
-    segments.push(parseSegment(bytes, file, part, runId));
+  // A run ends when run.json says so, as the reference reads it: its maintenance runs and time-coordinate
+  // consolidations end with maintenance_* or consolidated_time_coord events and a terminal run.json, with
+  // no run_* event. A terminal WAL event ends it too, for a writer that died before its last run.json.
+  const byRecord = record && isTerminalStatus(record.status) ? TERMINAL_STATUS[record.status] : undefined;
+  let events: WalEvent[] = [];
+  let terminalEvent: WalEvent | undefined;
+  let torn: ParsedSegment | undefined;
+  let corrupt: ControlPlaneCorrupt | undefined;
+  try {
+    const segments: ParsedSegment[] = [];
+    for (const part of parts) {
+      const file = `${prefix}${keys.find((k) => segmentNumber(k.slice(prefix.length)) === part)!.slice(prefix.length)}`;
+      const bytes = await store.get(file);
+      if (bytes === undefined) continue; // deleted between list and get
+      segments.push(parseSegment(bytes, file, part, runId));
+    }
+    events = segments.flatMap((s) => s.events);
+    terminalEvent = [...events].reverse().find((e) => TERMINAL_EVENTS.has(e.event_type));
+    torn = checkTornTails(segments, byRecord !== undefined || terminalEvent !== undefined);
+  } catch (e) {
+    // One run's bad segment is that run's problem: the product's other runs still list and recover.
+    if (!(e instanceof ControlPlaneCorrupt)) throw e;
+    corrupt = e;
+    events = [];
+    terminalEvent = undefined;
+    torn = undefined;
   }
-  const events = segments.flatMap((s) => s.events);
-  const terminalEvent = [...events].reverse().find((e) => TERMINAL_EVENTS.has(e.event_type));
-  const torn = checkTornTails(segments, terminalEvent !== undefined);
+  const byWal = terminalEvent ? TERMINAL_STATE[terminalEvent.event_type] : undefined;
 
-  let state: RunState;
-  let orphanReason: OrphanReason | undefined;
-  if (terminalEvent) state = TERMINAL_STATE[terminalEvent.event_type]!;
-  else if (record) state = "live";
-  else {
-    state = "orphaned";
-    orphanReason = metaBytes === undefined ? "missing_run_meta" : "unreadable_run_meta";
-  }
-  if (terminalEvent && !record)
-    orphanReason = metaBytes === undefined ? "missing_run_meta" : "unreadable_run_meta";
+  const state: RunState = byRecord ?? byWal ?? (record ? "live" : "orphaned");
+  const orphanReason: OrphanReason | undefined = record
+    ? undefined
+    : metaBytes === undefined
+      ? "missing_run_meta"
+      : "unreadable_run_meta";
 
   const lastEventAt = events.length > 0 ? Math.max(...events.map((e) => e.timestamp)) : undefined;
   const updatedAt = approximateNumber(record?.updated_at) ?? lastEventAt;
@@ -188,10 +226,14 @@ export async function readRun(
   if (problem) view.problem = problem;
   if (record) view.record = record;
   if (updatedAt !== undefined) view.updatedAt = updatedAt;
-  if (terminalEvent) {
+  // The reference orders a terminal run.json by its completed_at, 0 when it has none.
+  if (byRecord) view.completedAt = approximateNumber(record?.completed_at) ?? 0;
+  else if (terminalEvent) {
     view.completedAt = approximateNumber(record?.completed_at) ?? terminalEvent.timestamp;
+    view.recordLags = true;
   }
   if (torn) view.tornTail = { file: torn.file, line: torn.torn! };
+  if (corrupt) view.corrupt = corrupt;
   return view;
 }
 

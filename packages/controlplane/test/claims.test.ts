@@ -274,3 +274,19 @@ test("claims: after acquire, conflict and heartbeat on a filesystem store, claim
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+test("claims: heartbeats of one claim in flight at once (a timer's and an explicit one) both land; the claim stays held", async () => {
+  for (const store of [new TextMemoryStore(), new FsStore(await mkdtemp(join(tmpdir(), "cp-hb-")))]) {
+    const { a, clock } = await two(store);
+    await a.acquireClaim("zarr_append:g");
+    for (let i = 0; i < 5; i++) {
+      clock.advance(1);
+      const docs = await Promise.all([a.heartbeat("zarr_append:g"), a.heartbeat("zarr_append:g")]);
+      assert.equal(docs.length, 2);
+      await Promise.all([a.assertClaimHeld("zarr_append:g"), a.heartbeat("zarr_append:g")]);
+    }
+    await a.releaseClaim("zarr_append:g");
+    assert.deepEqual(await a.listClaims(), []);
+    if (store instanceof FsStore) await rm(store.root, { recursive: true, force: true });
+  }
+});

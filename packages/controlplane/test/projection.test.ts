@@ -69,7 +69,7 @@ test("projection: complete runs by (completed_at, run_id), last record wins; fai
   assert.equal(hist.find((h) => h.runId === "c")!.error, "boom");
 });
 
-test("projection: replacement_committed marks listed keys replaced, idempotently", async () => {
+test("projection: replacement_committed marks listed keys replaced; a later marking wins, as in the reference", async () => {
   const { cp, clock } = await setup();
   await run(cp, "r1", [
     { key: "s1", status: "active" },
@@ -92,7 +92,7 @@ test("projection: replacement_committed marks listed keys replaced, idempotently
     schema_version: "v2",
     timestamp: new IntegralFloat(T0),
     replaced_by: "r2",
-    replaced_at: new IntegralFloat(T0 + 5),
+    replaced_at: new IntegralFloat(T0 + 10),
   });
   assert.equal(state.get("s2")!.status, "active");
   assert.equal(state.has("nope"), false);

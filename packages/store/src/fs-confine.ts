@@ -25,6 +25,8 @@ export class ConfinedDir {
   readonly #kept: number[];
   /** The parent of the first directory made above the root's own (a root created by this walk), if any. */
   readonly #above: string | undefined;
+  /** Directories used with this one (a staging directory), closed when it is. */
+  readonly #companions: ConfinedDir[] = [];
 
   private constructor(path: string, beneath: number, kept: number[], above: string | undefined) {
     this.path = path;
@@ -121,9 +123,15 @@ export class ConfinedDir {
     await Promise.all([...this.#kept.map((fd) => fsyncAsync(fd).catch(() => undefined)), ...above]);
   }
 
+  /** Closes `other` when this directory is closed. */
+  closeWith(other: ConfinedDir): void {
+    this.#companions.push(other);
+  }
+
   close(): void {
     closeAll(this.#kept);
     this.#kept.length = 0;
+    for (const other of this.#companions.splice(0)) other.close();
   }
 }
 

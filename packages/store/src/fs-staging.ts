@@ -1,8 +1,8 @@
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { constants } from "node:fs";
 import { type FileHandle, lstat, open, rename, unlink } from "node:fs/promises";
 import type { DirectWrites } from "./direct-writes.js";
-import type { ConfinedDir } from "./fs-confine.js";
+import { ConfinedDir } from "./fs-confine.js";
 import { fsError, isAbsent } from "./fs-errors.js";
 import { TEMP_PREFIX } from "./keys.js";
 
@@ -11,7 +11,34 @@ import { TEMP_PREFIX } from "./keys.js";
  * bytes go into a staging file in the target's own directory (so the rename never crosses a filesystem)
  * and are fsynced before the file is renamed or linked into place; new directories are fsynced after.
  * Every path here is a name in a ConfinedDir, so no symbolic link below the root is followed.
+ *
+ * Keys under a prefix set apart (FsStore.stageApart) stage in one directory of that prefix instead,
+ * `<prefix>.zs-tmp-staging/`: a peer program that lists the key's directory and reads every name in it
+ * (firecube's claims/) must never meet a staging or lock file that a killed process left there.
  */
+
+/** The directory, below an apart prefix, that holds the staging and lock files of its keys. */
+export const STAGING_DIR = `${TEMP_PREFIX}staging`;
+
+/**
+ * The directory a key's staging and lock files go to, and the name its lock file is made from: the key's
+ * own directory and name, or, for a key under one of the `apart` prefixes, that prefix's staging
+ * directory (closed with `dir`) and a digest of the whole key, since keys of many directories share it.
+ * The staging directory is on the key's filesystem, so its files still rename and link into place.
+ */
+export function stagingPlace(
+  root: string,
+  key: string,
+  dir: ConfinedDir,
+  name: string,
+  apart: readonly string[],
+): { place: ConfinedDir; lockName: string } {
+  const prefix = apart.find((p) => key.startsWith(p));
+  if (prefix === undefined) return { place: dir, lockName: name };
+  const place = ConfinedDir.open(root, `${prefix}${STAGING_DIR}/-`, true, "stage")!;
+  dir.closeWith(place);
+  return { place, lockName: createHash("sha256").update(key).digest("hex").slice(0, 32) };
+}
 
 export async function stage(
   dir: ConfinedDir,

@@ -16,7 +16,7 @@ import { inDir, refused } from "./fs-confine.js";
 import { errorCode, fsError, fullOr, isAbsent } from "./fs-errors.js";
 import { withKeyLock } from "./fs-key-lock.js";
 import { listKeys } from "./fs-list.js";
-import { exists, replace, stage, unlinkQuietly } from "./fs-staging.js";
+import { exists, replace, stage, stagingPlace, unlinkQuietly } from "./fs-staging.js";
 import { fileStamp, laterThan, linkUnlessPresent, statNow } from "./fs-stamps.js";
 import type { PinnedObject, ReadCost, Store } from "./store.js";
 
@@ -56,6 +56,8 @@ export class FsStore implements Store {
   /** Reads into the caller's buffer: the native job, else node:fs's open, fstat, read and close. */
   readonly #intoReader: FileRangeReader = this.#reader ?? fileRangeReader(false);
   readonly #pinned: (path: string, beneath?: number) => PinnedFile = pinnedFileReader(nativeFilesEnabled());
+  /** Key prefixes whose staging and lock files go to a directory of their own (see stageApart). */
+  readonly #apart: string[] = [];
 
   constructor(rootDir: string) {
     if (typeof rootDir !== "string" || rootDir === "" || rootDir.includes("\0")) {
@@ -157,12 +159,26 @@ export class FsStore implements Store {
     return info === undefined ? undefined : Number(info.size);
   }
 
+  /**
+   * From now on, the staging and lock files of keys under `prefix` (a directory: it ends in "/") go to
+   * `<prefix>.zs-tmp-staging/` instead of the key's own directory, so a program that lists one of those
+   * directories and reads every name in it never meets one a killed process left behind. Every process
+   * writing such keys with putIfVersion must set the same prefix apart: the lock file moves with it.
+   */
+  stageApart(prefix: string): void {
+    check.prefix(prefix);
+    if (!prefix.endsWith("/"))
+      throw new StoreError(`stageApart: ${JSON.stringify(prefix)} must end in "/"`, prefix);
+    if (!this.#apart.includes(prefix)) this.#apart.push(prefix);
+  }
+
   async put(key: string, bytes: Uint8Array): Promise<void> {
     check.write(key, bytes);
     await this.#writing("put", key, () =>
       inDir(this.root, key, true, "put", async (dir, name) => {
         dir.refuseLink(name, key, "put");
-        await replace(dir, dir.at(name), bytes, key, this.#direct);
+        const { place } = stagingPlace(this.root, key, dir, name, this.#apart);
+        await replace(place, dir.at(name), bytes, key, this.#direct);
         await dir.sync();
       }),
     );
@@ -204,7 +220,8 @@ export class FsStore implements Store {
     return inDir(this.root, key, true, "putIfVersion", async (dir, name) => {
       dir.refuseLink(name, key, "putIfVersion");
       const target = dir.at(name);
-      const temp = await stage(dir, bytes, key, this.#direct);
+      const { place, lockName } = stagingPlace(this.root, key, dir, name, this.#apart);
+      const temp = await stage(place, bytes, key, this.#direct);
       let swapped = false;
       try {
         // rename and link keep the inode, size and mtime: the staged file's stamp is the new version.
@@ -212,7 +229,7 @@ export class FsStore implements Store {
         swapped =
           expected === null
             ? linkUnlessPresent(temp, target, key)
-            : await withKeyLock(dir.path, name, key, () => {
+            : await withKeyLock(place.path, lockName, key, () => {
                 const current = statNow(dir, name, key, "putIfVersion");
                 if ((current === undefined ? null : fileStamp(current)) !== expected) return false;
                 if (current !== undefined) staged = laterThan(temp, staged, current.mtimeNs);
@@ -241,7 +258,8 @@ export class FsStore implements Store {
       const target = dir.at(name);
       // Cheap early answer for the common "already claimed" case; the link below is what decides.
       if (await exists(target, key)) return false;
-      const temp = await stage(dir, bytes, key, this.#direct);
+      const { place } = stagingPlace(this.root, key, dir, name, this.#apart);
+      const temp = await stage(place, bytes, key, this.#direct);
       let made = true;
       try {
         await link(temp, target);

@@ -82,6 +82,12 @@ export interface WritableStore extends ReadableStore {
   putIfAbsent(key: string, bytes: Uint8Array): Promise<boolean>;
   /** Removes the object; absent is not an error. */
   delete(key: string): Promise<void>;
+  /**
+   * Optional, for stores that stage writes in files of their own (FsStore): keep those files, and lock
+   * files, out of the directories under `prefix` (ending in "/"), for directories a peer program lists
+   * and reads name by name. Applies to every later write; setting a prefix again changes nothing.
+   */
+  stageApart?(prefix: string): void;
 }
 
 /** Listing by key prefix. */
