@@ -60,6 +60,11 @@ class ObjectStore(ABC):
                 return fn(scope)
             except ObjectChanged:
                 continue
+            except BaseExceptionGroup as group:
+                # zarr-python reads chunks in a task group: a changed shard arrives wrapped.
+                if group.subgroup(ObjectChanged) is None:
+                    raise
+                continue
             finally:
                 scope.release()
         raise TornRead(f"{self.url}: a shard was replaced during each of {READ_ATTEMPTS} attempts to read it")
@@ -154,7 +159,7 @@ class _S3Pin(PinnedObject):
             opts["if_match"] = self._etag
         try:
             got = obstore.get(self._store.client, self._store.object_key(self._key), options=opts)
-        except NotFoundError:
+        except (NotFoundError, FileNotFoundError):
             if self._etag is not None:
                 raise ObjectChanged(f"{self._key} was deleted during a read of one version") from None
             self._absent = True
@@ -215,7 +220,7 @@ class S3Store(ObjectStore):
 
         try:
             return bytes(obstore.get(self.client, self.object_key(key)).bytes())
-        except NotFoundError:
+        except (NotFoundError, FileNotFoundError):
             return None
 
     def pin(self, key: str) -> PinnedObject:
