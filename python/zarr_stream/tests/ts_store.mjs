@@ -2,6 +2,7 @@
 // The TypeScript side of the Python package's tests: writes stores with our writer (an owner and 3
 // contributors in one process, tokens passed in memory) and dumps what our TypeScript reader reads.
 //   node ts_store.mjs write URL append|indexed RECORDS [--uncommitted K] [--ahead M] [--pages]
+//   node ts_store.mjs write URL v1 RECORDS   one Single writer, no statics: a v1 manifest
 //   node ts_store.mjs dump URL           earthsciio/write-v2-dump/v1 of the committed state (TS reader)
 //   node ts_store.mjs live URL RECORDS   commits one record at a time (append mode), a few ms apart
 // Values are seed 000 §10's generator (fillGenerated), so a Python reader can recompute them.
@@ -147,12 +148,31 @@ async function write(url, mode, records, flags) {
         await w.writeRecordAt(r, tOf(r), arraysFor(id, r));
         if (r === 1) await w.writeBlob({ record: 1 }, "rng", new Uint8Array([r, id, 42]));
       }
-      if (k % 3 === 2 || k === committed - 1) await commitRound(writers);
+      // Commits every 3 records (every 60 in a long store, which tests manifest size, not commits).
+      if (k % (records > 100 ? 60 : 3) === 2 || k === committed - 1) await commitRound(writers);
     }
     for (let r = committed; r < committed + uncommitted; r++)
       for (const [id, w] of writers.entries()) await w.writeRecordAt(r, tOf(r), arraysFor(id, r));
     if (uncommitted > 0) await flushAll(writers);
   }
+}
+
+/** A single writer's append store with no statics: the seed's v1 manifest (§8.1). */
+async function writeV1(url, records) {
+  const schema = { ...schemaFor("append", 0), statics: [] };
+  const w = await ZarrStreamWriter.create(openStore(url), schema, { kind: "single" }, {});
+  const whole = Object.fromEntries(
+    VARS.map((v) => {
+      const dims = v.dims.filter((d) => d !== "time");
+      const box = Object.fromEntries(dims.map((d) => [d, [0, d === "lat" ? LAT : LON]]));
+      return [v.name, (r) => fillGenerated(v.dtype, v.seed, r, dims, box)];
+    }),
+  );
+  for (let r = 0; r < records; r++) {
+    await w.writeRecord(tOf(r), Object.fromEntries(Object.entries(whole).map(([k, f]) => [k, f(r)])));
+    if (r % 4 === 3) await w.flush();
+  }
+  await w.close();
 }
 
 async function live(url, records) {
@@ -172,7 +192,8 @@ for (let i = 0; i < rest.length; i++) {
     flags[rest[i]] = rest[i + 1] !== undefined && !rest[i + 1].startsWith("--") ? rest[++i] : "";
   }
 }
-if (cmd === "write") await write(url, rest[0], Number(rest[1]), flags);
+if (cmd === "write" && rest[0] === "v1") await writeV1(url, Number(rest[1]));
+else if (cmd === "write") await write(url, rest[0], Number(rest[1]), flags);
 else if (cmd === "dump") process.stdout.write(`${JSON.stringify(await dumpStore(openStore(url)))}\n`);
 else if (cmd === "live") await live(url, Number(rest[0]));
 else {
