@@ -44,7 +44,10 @@ function schemaFor(mode, records) {
       ["lon", LON],
     ],
     time_dim: "time",
-    time_mode: mode === "indexed" ? { indexed: { times: Array.from({ length: records }, (_, r) => tOf(r)) } } : "append",
+    time_mode:
+      mode === "indexed"
+        ? { indexed: { times: Array.from({ length: records }, (_, r) => tOf(r)) } }
+        : "append",
     vars: VARS.map(({ seed: _, ...v }) => v),
     statics: STATICS.map(({ seed: _, ...v }) => v),
     chunk_shape: { time: 2, lat: 2, lon: 3 },
