@@ -5,8 +5,11 @@
 //   node ts_store.mjs write URL v1 RECORDS   one Single writer, no statics: a v1 manifest
 //   node ts_store.mjs dump URL           earthsciio/write-v2-dump/v1 of the committed state (TS reader)
 //   node ts_store.mjs live URL RECORDS   commits one record at a time (append mode), a few ms apart
+//   node ts_store.mjs mixed-owner URL append|indexed RECORDS COMMITTED   an owner whose contributors'
+//                                        tokens arrive as JSON lines on stdin (see mixedOwner)
 // Values are seed 000 §10's generator (fillGenerated), so a Python reader can recompute them.
 // s3:// URLs take their endpoint and credentials from the AWS_* environment variables.
+import { createInterface } from "node:readline";
 import { setTimeout as sleep } from "node:timers/promises";
 import { dumpStore } from "@zarr-stream/conformance";
 import { fillGenerated } from "@zarr-stream/spec";
@@ -178,6 +181,41 @@ async function writeV1(url, records) {
   await w.close();
 }
 
+/**
+ * A TypeScript owner of a store whose contributors are another process's (one JSON line per message on
+ * stdin and stdout): creates the store, writes and flushes its own region of records 0..COMMITTED-1 with
+ * its statics and blobs, prints {"created": true}; then for each {"tokens": [...]} line commits
+ * [own token, ...tokens] and prints {"ok": true, "commit_seq"} or {"ok": false, "error": {name, message}}.
+ */
+async function mixedOwner(url, mode, records, committed) {
+  const owner = await ZarrStreamWriter.create(
+    openStore(url),
+    schemaFor(mode, records),
+    { kind: "owner", nWriters: 4 },
+    REGIONS[0],
+  );
+  for (const s of STATICS) await owner.writeStatic(s.name, staticFor(0, s));
+  await owner.writeBlob("static", "seed.bin", new Uint8Array([0, 1, 2, 3]));
+  for (let r = 0; r < committed; r++) {
+    if (mode === "indexed") await owner.writeRecordAt(r, tOf(r), arraysFor(0, r));
+    else await owner.writeRecord(tOf(r), arraysFor(0, r));
+    if (r === 1) await owner.writeBlob({ record: 1 }, "rng", new Uint8Array([r, 0, 42]));
+  }
+  const own = await owner.flush();
+  const reply = (x) => process.stdout.write(`${JSON.stringify(x)}\n`);
+  reply({ created: true });
+  const lines = createInterface({ input: process.stdin });
+  for await (const line of lines) {
+    if (line.trim() === "") continue;
+    try {
+      const receipt = await owner.commit([own, ...JSON.parse(line).tokens]);
+      reply({ ok: true, commit_seq: receipt.commit_seq, n_committed: receipt.n_committed });
+    } catch (err) {
+      reply({ ok: false, error: { name: err.name, message: err.message } });
+    }
+  }
+}
+
 async function live(url, records) {
   const writers = await openWriters(url, "append", 0, false);
   for (let r = 0; r < records; r++) {
@@ -199,6 +237,7 @@ if (cmd === "write" && rest[0] === "v1") await writeV1(url, Number(rest[1]));
 else if (cmd === "write") await write(url, rest[0], Number(rest[1]), flags);
 else if (cmd === "dump") process.stdout.write(`${JSON.stringify(await dumpStore(openStore(url)))}\n`);
 else if (cmd === "live") await live(url, Number(rest[0]));
+else if (cmd === "mixed-owner") await mixedOwner(url, rest[0], Number(rest[1]), Number(rest[2]));
 else {
   console.error("usage: ts_store.mjs write|dump|live URL ...");
   process.exit(2);
