@@ -168,3 +168,96 @@ def test_contributor_refuses_what_the_contract_refuses(local_backend: Backend, t
         (Path(url) / "output_manifest.json").write_text(json.dumps(raw))
     finally:
         owner.close()
+
+
+SCHEMA: dict[str, Any] = {
+    "dims": [["time", 0], ["lat", 8], ["lon", 6]],
+    "time_dim": "time",
+    "vars": [
+        {"name": "temperature", "dims": ["time", "lat", "lon"], "dtype": "float64", "attrs": {"units": "K"}},
+        {"name": "humidity", "dims": ["time", "lat", "lon"], "dtype": "float32"},
+        {"name": "count", "dims": ["time", "lat"], "dtype": "int32"},
+        {"name": "big", "dims": ["time", "lat", "lon"], "dtype": "int64"},
+        {"name": "flag", "dims": ["time"], "dtype": "uint8"},
+    ],
+    "statics": [
+        {"name": "orog", "dims": ["lat", "lon"], "dtype": "float64", "attrs": {"units": "m"}},
+        {"name": "landmask", "dims": ["lat"], "dtype": "uint8"},
+    ],
+    "chunk_shape": {"time": 2, "lat": 2, "lon": 3},
+    "shard_shape": {"time": 4, "lat": 4, "lon": 3},
+    "profile": "diagnostic",
+    "coords": {
+        "time": {"attrs": {"units": "seconds since 2000-01-01 00:00:00", "calendar": "standard"}},
+        "lat": {"values": [-70 + 20 * i for i in range(8)]},
+        "lon": {"values": [30 * i for i in range(6)]},
+    },
+}
+
+
+def ts_contributor(url: str, mode: str, writer: int, committed: int) -> dict[str, Any]:
+    res = subprocess.run(
+        ["node", str(TS_STORE), "contributor", url, mode, str(writer), str(committed)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)
+
+
+@pytest.mark.parametrize("mode,records,committed", [("append", 10, 10), ("indexed", 12, 7)])
+def test_python_owner_with_ts_contributors_equals_the_all_ts_store(
+    local_backend: Backend, tmp_path: Path, mode: str, records: int, committed: int
+) -> None:
+    from conftest import ts_dump
+
+    from zarr_stream.writer import Owner
+
+    url = str(tmp_path / "py-owner")
+    schema = dict(SCHEMA)
+    if mode == "indexed":
+        schema["time_mode"] = {"indexed": {"times": [3600.0 * r for r in range(records)]}}
+    else:
+        schema["time_mode"] = "append"
+    owner = Owner.create(url, schema, 4, REGIONS[0])
+    reference = local_backend.store(mode)
+    # The TS writers join the Python owner's store: its manifest's fingerprint is the TS owner's.
+    assert zs.read_output_manifest(url)["fingerprint"] == zs.read_output_manifest(reference)["fingerprint"]
+    tokens = [ts_contributor(url, mode, w, committed) for w in (1, 2, 3)]
+    for name in ("orog", "landmask"):
+        owner.write_static(name, static_region(0, name))
+    owner.write_blob("static", "seed.bin", bytes([0, 1, 2, 3]))
+    for r in range(committed):
+        arrays = {**region_arrays(0, r), "flag": generated("flag", r)}
+        if mode == "indexed":
+            owner.write_record_at(r, 3600.0 * r, arrays)
+        else:
+            owner.write_record(3600.0 * r, arrays)
+        if r == 1:
+            owner.write_blob(("record", 1), "rng", bytes([1, 0, 42]))
+    own = owner.flush()
+    # Bad TS tokens: refused with CommitError, nothing written.
+    bad_cases = {
+        "overlap": [own, dict(tokens[0], region={"lat": [0, 4], "lon": [0, 3]}), *tokens[1:]],
+        "missing writer": [own, *tokens[1:]],
+        "divergent records": [own, dict(tokens[0], records=tokens[0]["records"][1:]), *tokens[1:]],
+        "fingerprint": [own, dict(tokens[0], fingerprint="sha256:" + "0" * 64), *tokens[1:]],
+        "static missing": [own, dict(tokens[0], statics=["orog"]), *tokens[1:]],
+    }
+    before = (Path(url) / "output_manifest.json").read_bytes()
+    for case, bad in bad_cases.items():
+        with pytest.raises(zs.CommitError):
+            owner.commit(bad)
+        assert (Path(url) / "output_manifest.json").read_bytes() == before, case
+    m = owner.commit([own, *tokens])
+    assert m["commit_seq"] == 1
+    # Our TS reader reads the mixed store bitwise equal to the all-TS one (records, statics, blobs).
+    got, ref = ts_dump(url), ts_dump(reference)
+    assert got["records"] == ref["records"] and len(got["records"]) == committed
+    assert got["statics"] == ref["statics"] and got["blobs"] == ref["blobs"]
+    a = xr.open_dataset(url, engine="zarr_stream", drop_uncommitted=True).load()
+    b = xr.open_dataset(reference, engine="zarr_stream", drop_uncommitted=True).load()
+    for name in ["temperature", "humidity", "count", "big", "flag", "orog", "landmask", "time", "lat", "lon"]:
+        assert a[name].values.tobytes() == b[name].values.tobytes(), name

@@ -7,6 +7,7 @@
 //   node ts_store.mjs live URL RECORDS   commits one record at a time (append mode), a few ms apart
 //   node ts_store.mjs mixed-owner URL append|indexed RECORDS COMMITTED   an owner whose contributors'
 //                                        tokens arrive as JSON lines on stdin (see mixedOwner)
+//   node ts_store.mjs contributor URL append|indexed ID COMMITTED   joins, writes, prints its token
 // Values are seed 000 §10's generator (fillGenerated), so a Python reader can recompute them.
 // s3:// URLs take their endpoint and credentials from the AWS_* environment variables.
 import { createInterface } from "node:readline";
@@ -216,6 +217,19 @@ async function mixedOwner(url, mode, records, committed) {
   }
 }
 
+/** Contributor `id` of a store another process owns: its region of records 0..COMMITTED-1, statics and blobs; prints its token. */
+async function contributor(url, mode, id, committed) {
+  const w = await ZarrStreamWriter.join(openStore(url), { kind: "contributor", id }, REGIONS[id]);
+  for (const s of STATICS) await w.writeStatic(s.name, staticFor(id, s));
+  await w.writeBlob("static", "seed.bin", new Uint8Array([id, 1, 2, 3]));
+  for (let r = 0; r < committed; r++) {
+    if (mode === "indexed") await w.writeRecordAt(r, tOf(r), arraysFor(id, r));
+    else await w.writeRecord(tOf(r), arraysFor(id, r));
+    if (r === 1) await w.writeBlob({ record: 1 }, "rng", new Uint8Array([r, id, 42]));
+  }
+  process.stdout.write(`${JSON.stringify(await w.flush())}\n`);
+}
+
 async function live(url, records) {
   const writers = await openWriters(url, "append", 0, false);
   for (let r = 0; r < records; r++) {
@@ -237,6 +251,7 @@ if (cmd === "write" && rest[0] === "v1") await writeV1(url, Number(rest[1]));
 else if (cmd === "write") await write(url, rest[0], Number(rest[1]), flags);
 else if (cmd === "dump") process.stdout.write(`${JSON.stringify(await dumpStore(openStore(url)))}\n`);
 else if (cmd === "live") await live(url, Number(rest[0]));
+else if (cmd === "contributor") await contributor(url, rest[0], Number(rest[1]), Number(rest[2]));
 else if (cmd === "mixed-owner") await mixedOwner(url, rest[0], Number(rest[1]), Number(rest[2]));
 else {
   console.error("usage: ts_store.mjs write|dump|live URL ...");
