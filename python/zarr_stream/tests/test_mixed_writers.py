@@ -261,3 +261,50 @@ def test_python_owner_with_ts_contributors_equals_the_all_ts_store(
     b = xr.open_dataset(reference, engine="zarr_stream", drop_uncommitted=True).load()
     for name in ["temperature", "humidity", "count", "big", "flag", "orog", "landmask", "time", "lat", "lon"]:
         assert a[name].values.tobytes() == b[name].values.tobytes(), name
+
+
+def test_python_owner_invalidates_and_ts_rewrites_a_record(tmp_path: Path) -> None:
+    """Indexed: the Python owner invalidates record 3; readers (engine and TS) stop showing it; a TS
+    contributor may then rewrite it (a committed record it may not), and the next commit bumps generation."""
+    from conftest import ts_dump
+
+    from zarr_stream.writer import Owner
+
+    url = str(tmp_path / "inv")
+    owner = Owner.create(url, dict(SCHEMA, time_mode={"indexed": {"times": [3600.0 * r for r in range(8)]}}), 4, REGIONS[0])
+    tokens = [ts_contributor(url, "indexed", w, 5) for w in (1, 2, 3)]
+    for name in ("orog", "landmask"):
+        owner.write_static(name, static_region(0, name))
+    owner.write_blob("static", "seed.bin", bytes([0, 1, 2, 3]))
+    for r in range(5):
+        owner.write_record_at(r, 3600.0 * r, {**region_arrays(0, r), "flag": generated("flag", r)})
+        if r == 1:
+            owner.write_blob(("record", 1), "rng", bytes([1, 0, 42]))
+    owner.commit([owner.flush(), *tokens])
+    with pytest.raises(zs.ProtocolError, match="invalidate"):
+        owner.write_record_at(3, 10800.0, {**region_arrays(0, 3), "flag": generated("flag", 3)})
+    m = owner.invalidate([3, 1])
+    assert m["commit_seq"] == 2 and zs.committed_indices(m) == [0, 2, 4]
+    assert all(b["scope"] == "static" for b in m["blobs"])
+    ds = xr.open_dataset(url, engine="zarr_stream")
+    assert ds.committed.values.tolist() == [True, False, True, False, True, False, False, False]
+    assert np.isnan(ds.temperature.isel(time=3).values).all()
+    assert [r["index"] for r in ts_dump(url)["records"]] == [0, 2, 4]
+    with pytest.raises(zs.NotCommitted):
+        zs.read_blob(url, ("record", 1), 2, "rng")
+    # Rewrite record 3 with the same values from every writer and commit again: generation 2.
+    owner.write_record_at(3, 10800.0, {**region_arrays(0, 3), "flag": generated("flag", 3)})
+    contributors = [Contributor.join(url, w, REGIONS[w]) for w in (1, 2, 3)]
+    for c in contributors:
+        c.write_record_at(3, 10800.0, region_arrays(c.writer, 3))
+    m = owner.commit([owner.flush(), *(c.flush() for c in contributors)])
+    assert m["records"]["entries"][3] == {"committed": True, "t": 10800.0, "generation": 2}
+    assert np.array_equal(xr.open_dataset(url, engine="zarr_stream").temperature.isel(time=3).values, generated("temperature", 3))
+
+
+def test_open_datatree_has_the_dataset_at_its_root(local_backend: Backend) -> None:
+    url = local_backend.store("indexed")
+    tree = xr.open_datatree(url, engine="zarr_stream", drop_uncommitted=True)
+    ds = xr.open_dataset(url, engine="zarr_stream", drop_uncommitted=True)
+    assert tree.to_dataset().identical(ds)
+    assert list(tree.children) == []

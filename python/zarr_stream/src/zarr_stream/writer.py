@@ -564,6 +564,28 @@ class Owner(Contributor):
         return m
 
 
+    def invalidate(self, indices: Sequence[int]) -> Manifest:
+        """Seed §6.2 (indexed): marks records uncommitted (and their record blobs), bumps commit_seq."""
+        m = self.m
+        if not self.indexed:
+            raise ProtocolError("invalidate is for indexed stores")
+        entries = m["records"]["entries"]
+        for i in indices:
+            if not isinstance(i, int) or not (0 <= i < len(entries)):
+                raise SchemaError(f"record index {i!r} is outside [0, {len(entries)})")
+        for i in indices:
+            entries[i] = {**entries[i], "committed": False}
+        gone = set(indices)
+        m["blobs"] = [b for b in m["blobs"] if not (b["scope"] == "record" and b["record"] in gone)]
+        done = [(i, e["t"]) for i, e in enumerate(entries) if e["committed"]]
+        m["time_shards"] = _time_shards(done, self.st)
+        m["last_t"] = max((t for _, t in done), default=None)
+        m["commit_seq"] += 1
+        self.committed = committed_mask(m)
+        self._write_manifest()
+        return m
+
+
 def _time_shards(records: list[tuple[int, float]], st: int) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for i, t in records:

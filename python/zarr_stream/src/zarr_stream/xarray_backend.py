@@ -198,6 +198,43 @@ class ZarrStreamBackendEntrypoint(BackendEntrypoint):
             )
         raise SchemaError(f"engine zarr_stream opens a path, a file:// or s3:// URL, not {type(filename_or_obj).__name__}")
 
+    def open_groups_as_dict(  # type: ignore[override]
+        self,
+        filename_or_obj: Any,
+        *,
+        drop_variables: str | Iterable[str] | None = None,
+        storage_options: Mapping[str, Any] | None = None,
+        drop_uncommitted: bool = False,
+        decode_times: bool = True,
+    ) -> dict[str, xr.Dataset]:
+        """A store is one group: the root node holds the dataset open_dataset gives."""
+        ds = self.open_dataset(
+            filename_or_obj,
+            drop_variables=drop_variables,
+            storage_options=storage_options,
+            drop_uncommitted=drop_uncommitted,
+            decode_times=decode_times,
+        )
+        return {"/": ds}
+
+    def open_datatree(  # type: ignore[override]
+        self,
+        filename_or_obj: Any,
+        *,
+        drop_variables: str | Iterable[str] | None = None,
+        storage_options: Mapping[str, Any] | None = None,
+        drop_uncommitted: bool = False,
+        decode_times: bool = True,
+    ) -> xr.DataTree:
+        groups = self.open_groups_as_dict(
+            filename_or_obj,
+            drop_variables=drop_variables,
+            storage_options=storage_options,
+            drop_uncommitted=drop_uncommitted,
+            decode_times=decode_times,
+        )
+        return xr.DataTree.from_dict(groups)
+
     def guess_can_open(self, filename_or_obj: Any) -> bool:
         if not isinstance(filename_or_obj, (str, os.PathLike)):
             return False
