@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -39,8 +40,11 @@ def test_readme_example_runs(local_backend: Backend) -> None:
 
 
 def test_builds_a_typed_wheel_with_the_xarray_entry_point(tmp_path: Path) -> None:
+    # From a copy of the sources: a build leaves build/ beside them, which would change the suite's inputs.
+    src = tmp_path / "src-copy"
+    shutil.copytree(PACKAGE, src, ignore=shutil.ignore_patterns("tests", "test-output", "build", "*.egg-info", "__pycache__"))
     res = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--disable-pip-version-check", "-q", "-w", str(tmp_path), str(PACKAGE)],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--disable-pip-version-check", "-q", "-w", str(tmp_path), str(src)],
         capture_output=True,
         text=True,
         timeout=300,
