@@ -4,7 +4,8 @@
 //                                               goes to packages/<pkg>/test-output/tests.tap, which turbo caches
 //   node scripts/run-tests.mjs --repo           the repository-level tests (tests/*.test.mjs), TAP to test-output/
 //   node scripts/run-tests.mjs --summary        the totals over every TAP copy the test tasks left (run or
-//                                               restored from turbo's cache): the last line of `npm test`
+//                                               restored from turbo's cache), the Python package's pytest
+//                                               suite's included (run-pytest.mjs): the last line of `npm test`
 //   node scripts/run-tests.mjs [<pkg> <pkg>...] several packages (or, with none, every package and the
 //                                               repository tests) in one process tree, without turbo
 // Turbo prefixes each line of a task's output with the package name, so counts are read from the TAP
@@ -92,7 +93,12 @@ function finish(passed, failed, ok) {
 if (args[0] === "--summary") {
   let passed = 0;
   let failed = 0;
-  const taps = [...testedPackages().map((p) => join("packages", p, TAP_NAME)), TAP_NAME];
+  // The Python package's pytest suite (scripts/run-pytest.mjs) leaves its TAP copy beside it.
+  const taps = [
+    ...testedPackages().map((p) => join("packages", p, TAP_NAME)),
+    TAP_NAME,
+    join("python", "zarr_stream", TAP_NAME),
+  ];
   for (const tap of taps) {
     const c = countsOf(join(root, tap));
     if (c === undefined) {

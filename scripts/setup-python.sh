@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Creates the Python cross-check environments (never used in production):
-#   .venv          zarr-python, TensorStore, numcodecs, xarray, ... from python/requirements.txt
+#   .venv          zarr-python, TensorStore, numcodecs, xarray, ... from python/requirements.txt, and the
+#                  repository's Python package (python/zarr_stream) installed editable
 #   .venv-firecube the reference control plane (firecube) from python/requirements-firecube.txt
 # Both need Python >= 3.12 (the newest zarr-python, numcodecs and numpy require it; pyenv provides it where
 # the system Python is older). Idempotent: each is rebuilt only when its requirements file or interpreter
@@ -32,4 +33,12 @@ if [ -z "$py312" ]; then
   exit 0
 fi
 make_venv .venv "$py312" python/requirements.txt
+# The repository's Python package, editable from this checkout (its dependencies are pinned in
+# requirements.txt above, so --no-deps; setuptools from there builds it without network). Re-installed
+# when .venv imports another checkout's copy.
+want="$PWD/python/zarr_stream/src/zarr_stream/__init__.py"
+if [ "$(.venv/bin/python -c 'import zarr_stream; print(zarr_stream.__file__)' 2>/dev/null)" != "$want" ]; then
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e ./python/zarr_stream
+  echo "setup-python: zarr_stream installed from python/zarr_stream"
+fi
 make_venv .venv-firecube "$py312" python/requirements-firecube.txt

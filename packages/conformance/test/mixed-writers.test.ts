@@ -23,7 +23,7 @@ import {
   runCase,
 } from "../src/index.js";
 
-const pythonProbe = findPython({ modules: ["numpy", "zarr"] });
+const pythonProbe = findPython({ modules: ["numpy", "zarr", "zarr_stream"] });
 
 const corpus = await loadCorpus(BUNDLED_CORPUS);
 let out: string;

@@ -1,0 +1,310 @@
+"""Mixed-language writers: a TypeScript owner commits the tokens of 3 Python contributors (zarr_stream.writer)
+in append and indexed mode, with statics and blobs; the store reads bitwise equal to the all-TypeScript
+4-writer store; a bad token from Python is refused by the TypeScript owner with CommitError."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import xarray as xr
+from conftest import REPO, TS_STORE, Backend, generated
+
+import zarr_stream as zs
+from zarr_stream.writer import Contributor, FingerprintMismatch
+
+REGIONS = [
+    {"lat": (0, 4), "lon": (0, 3)},
+    {"lat": (0, 4), "lon": (3, 6)},
+    {"lat": (4, 8), "lon": (0, 3)},
+    {"lat": (4, 8), "lon": (3, 6)},
+]
+PARTITIONED = {"temperature": ("lat", "lon"), "humidity": ("lat", "lon"), "count": ("lat",), "big": ("lat", "lon")}
+
+
+def region_arrays(writer: int, r: int) -> dict[str, np.ndarray]:
+    reg = REGIONS[writer]
+    out = {}
+    for var, dims in PARTITIONED.items():
+        full = generated(var, r)
+        out[var] = full[tuple(slice(*reg[d]) for d in dims)]
+    return out
+
+
+def static_region(writer: int, name: str) -> np.ndarray:
+    reg = REGIONS[writer]
+    lat = np.arange(*reg["lat"]).reshape(-1, 1)
+    if name == "orog":  # seed 11, dims [lat, lon], float64
+        lon = np.arange(*reg["lon"]).reshape(1, -1)
+        return (11 + (lat + 1) * 3 + (lon + 1) * 5 + 0.25).astype("float64")
+    return ((12 + (lat.ravel() + 1) * 3) % 251).astype("uint8")  # landmask: seed 12, [lat], uint8
+
+
+class Owner:
+    """ts_store.mjs mixed-owner: a TypeScript owner taking tokens as JSON lines."""
+
+    def __init__(self, url: str, mode: str, records: int, committed: int) -> None:
+        self.proc = subprocess.Popen(
+            ["node", str(TS_STORE), "mixed-owner", url, mode, str(records), str(committed)],
+            cwd=REPO,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert self.read() == {"created": True}
+
+    def read(self) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the owner exited: {self.proc.stderr.read() if self.proc.stderr else ''}")
+        return json.loads(line)
+
+    def commit(self, tokens: list[dict[str, Any]]) -> dict[str, Any]:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps({"tokens": tokens}) + "\n")
+        self.proc.stdin.flush()
+        return self.read()
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        assert self.proc.wait(30) == 0, self.proc.stderr.read() if self.proc.stderr else ""
+        for f in (self.proc.stdout, self.proc.stderr):
+            if f is not None:
+                f.close()
+
+
+def python_contributors(url: str, mode: str, committed: int) -> list[dict[str, Any]]:
+    tokens = []
+    writers = [Contributor.join(url, w, REGIONS[w]) for w in (1, 2, 3)]
+    order = list(range(committed))
+    if mode == "indexed":
+        order.reverse()  # any order in indexed mode
+    for w in writers:
+        for name in ("orog", "landmask"):
+            w.write_static(name, static_region(w.writer, name))
+        w.write_blob("static", "seed.bin", bytes([w.writer, 1, 2, 3]))
+        for r in order:
+            if mode == "indexed":
+                w.write_record_at(r, 3600.0 * r, region_arrays(w.writer, r))
+            else:
+                w.write_record(3600.0 * r, region_arrays(w.writer, r))
+            if r == 1:
+                w.write_blob(("record", 1), "rng", bytes([1, w.writer, 42]))
+        tokens.append(w.flush())
+        w.close()
+    return tokens
+
+
+@pytest.mark.parametrize("mode,records,committed", [("append", 10, 10), ("indexed", 12, 7)])
+def test_ts_owner_with_python_contributors_equals_the_all_ts_store(
+    local_backend: Backend, tmp_path: Path, mode: str, records: int, committed: int
+) -> None:
+    url = str(tmp_path / "mixed")
+    owner = Owner(url, mode, records, committed)
+    try:
+        tokens = python_contributors(url, mode, committed)
+        for tok in tokens:
+            assert tok["schema"] == "earthsciio/commit-token/v1"
+            assert [r["index"] for r in tok["records"]] == list(range(committed))
+            assert tok["statics"] == ["landmask", "orog"]
+            assert tok["blobs"] == [{"scope": "record", "record": 1, "key": "rng"}, {"scope": "static", "key": "seed.bin"}]
+            assert tok["objects"] == sorted(tok["objects"]) and tok["objects"]
+        # A token from Python naming a region that overlaps another writer's: the TS owner refuses it.
+        bad = [dict(tokens[0], region={"lat": [4, 8], "lon": [0, 3]}), *tokens[1:]]
+        refused = owner.commit(bad)
+        assert refused["ok"] is False and refused["error"]["name"] == "CommitError", refused
+        assert zs.read_output_manifest(url)["commit_seq"] == 0
+        # A token whose records differ from the others' (one record dropped): refused too.
+        short = [dict(tokens[0], records=tokens[0]["records"][:-1]), *tokens[1:]]
+        assert owner.commit(short)["error"]["name"] == "CommitError"
+        done = owner.commit(tokens)
+        assert done["ok"] is True, done
+        assert done["commit_seq"] == 1 and done["n_committed"] == committed
+    finally:
+        owner.close()
+    reference = local_backend.store(mode)
+    ref = xr.open_dataset(reference, engine="zarr_stream", drop_uncommitted=True).load()
+    got = xr.open_dataset(url, engine="zarr_stream", drop_uncommitted=True).load()
+    assert got.sizes == ref.sizes and got.sizes["time"] == committed
+    for name in ["temperature", "humidity", "count", "big", "flag", "orog", "landmask", "time", "lat", "lon"]:
+        assert got[name].dtype == ref[name].dtype
+        assert got[name].values.tobytes() == ref[name].values.tobytes(), name
+    for w in range(4):
+        assert zs.read_blob(url, "static", w, "seed.bin") == zs.read_blob(reference, "static", w, "seed.bin")
+        assert zs.read_blob(url, ("record", 1), w, "rng") == zs.read_blob(reference, ("record", 1), w, "rng")
+
+
+def test_contributor_refuses_what_the_contract_refuses(local_backend: Backend, tmp_path: Path) -> None:
+    url = str(tmp_path / "s")
+    owner = Owner(url, "indexed", 12, 7)
+    try:
+        with pytest.raises(zs.RegionNotShardAligned):
+            Contributor.join(url, 1, {"lat": (0, 3), "lon": (3, 6)})
+        with pytest.raises(zs.ProtocolError):
+            Contributor.join(url, 4, REGIONS[1])
+        w = Contributor.join(url, 1, REGIONS[1])
+        with pytest.raises(zs.ProtocolError, match="times"):
+            w.write_record_at(2, 7200.5, region_arrays(1, 2))
+        with pytest.raises(zs.ProtocolError, match="indexed"):
+            w.write_record(0.0, region_arrays(1, 0))
+        with pytest.raises(zs.SchemaError):
+            w.write_record_at(2, 7200.0, {**region_arrays(1, 2), "temperature": np.zeros((4, 3), "float32")})
+        with pytest.raises(zs.ProtocolError, match="replicated"):
+            w.write_record_at(2, 7200.0, {**region_arrays(1, 2), "flag": np.uint8(1)})
+        w.write_record_at(2, 7200.0, region_arrays(1, 2))
+        with pytest.raises(zs.ProtocolError, match="flush"):
+            w.close()
+        raw = json.loads((Path(url) / "output_manifest.json").read_text())
+        (Path(url) / "output_manifest.json").write_text(json.dumps(raw | {"fingerprint": "sha256:" + "0" * 64}))
+        with pytest.raises(FingerprintMismatch):
+            Contributor.join(url, 2, REGIONS[2])
+        (Path(url) / "output_manifest.json").write_text(json.dumps(raw))
+    finally:
+        owner.close()
+
+
+SCHEMA: dict[str, Any] = {
+    "dims": [["time", 0], ["lat", 8], ["lon", 6]],
+    "time_dim": "time",
+    "vars": [
+        {"name": "temperature", "dims": ["time", "lat", "lon"], "dtype": "float64", "attrs": {"units": "K"}},
+        {"name": "humidity", "dims": ["time", "lat", "lon"], "dtype": "float32"},
+        {"name": "count", "dims": ["time", "lat"], "dtype": "int32"},
+        {"name": "big", "dims": ["time", "lat", "lon"], "dtype": "int64"},
+        {"name": "flag", "dims": ["time"], "dtype": "uint8"},
+    ],
+    "statics": [
+        {"name": "orog", "dims": ["lat", "lon"], "dtype": "float64", "attrs": {"units": "m"}},
+        {"name": "landmask", "dims": ["lat"], "dtype": "uint8"},
+    ],
+    "chunk_shape": {"time": 2, "lat": 2, "lon": 3},
+    "shard_shape": {"time": 4, "lat": 4, "lon": 3},
+    "profile": "diagnostic",
+    "coords": {
+        "time": {"attrs": {"units": "seconds since 2000-01-01 00:00:00", "calendar": "standard"}},
+        "lat": {"values": [-70 + 20 * i for i in range(8)]},
+        "lon": {"values": [30 * i for i in range(6)]},
+    },
+}
+
+
+def ts_contributor(url: str, mode: str, writer: int, committed: int) -> dict[str, Any]:
+    res = subprocess.run(
+        ["node", str(TS_STORE), "contributor", url, mode, str(writer), str(committed)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)
+
+
+@pytest.mark.parametrize("mode,records,committed", [("append", 10, 10), ("indexed", 12, 7)])
+def test_python_owner_with_ts_contributors_equals_the_all_ts_store(
+    local_backend: Backend, tmp_path: Path, mode: str, records: int, committed: int
+) -> None:
+    from conftest import ts_dump
+
+    from zarr_stream.writer import Owner
+
+    url = str(tmp_path / "py-owner")
+    schema = dict(SCHEMA)
+    if mode == "indexed":
+        schema["time_mode"] = {"indexed": {"times": [3600.0 * r for r in range(records)]}}
+    else:
+        schema["time_mode"] = "append"
+    owner = Owner.create(url, schema, 4, REGIONS[0])
+    reference = local_backend.store(mode)
+    # The TS writers join the Python owner's store: its manifest's fingerprint is the TS owner's.
+    assert zs.read_output_manifest(url)["fingerprint"] == zs.read_output_manifest(reference)["fingerprint"]
+    tokens = [ts_contributor(url, mode, w, committed) for w in (1, 2, 3)]
+    for name in ("orog", "landmask"):
+        owner.write_static(name, static_region(0, name))
+    owner.write_blob("static", "seed.bin", bytes([0, 1, 2, 3]))
+    for r in range(committed):
+        arrays = {**region_arrays(0, r), "flag": generated("flag", r)}
+        if mode == "indexed":
+            owner.write_record_at(r, 3600.0 * r, arrays)
+        else:
+            owner.write_record(3600.0 * r, arrays)
+        if r == 1:
+            owner.write_blob(("record", 1), "rng", bytes([1, 0, 42]))
+    own = owner.flush()
+    # Bad TS tokens: refused with CommitError, nothing written.
+    bad_cases = {
+        "overlap": [own, dict(tokens[0], region={"lat": [0, 4], "lon": [0, 3]}), *tokens[1:]],
+        "missing writer": [own, *tokens[1:]],
+        "divergent records": [own, dict(tokens[0], records=tokens[0]["records"][1:]), *tokens[1:]],
+        "fingerprint": [own, dict(tokens[0], fingerprint="sha256:" + "0" * 64), *tokens[1:]],
+        "static missing": [own, dict(tokens[0], statics=["orog"]), *tokens[1:]],
+    }
+    before = (Path(url) / "output_manifest.json").read_bytes()
+    for case, bad in bad_cases.items():
+        with pytest.raises(zs.CommitError):
+            owner.commit(bad)
+        assert (Path(url) / "output_manifest.json").read_bytes() == before, case
+    m = owner.commit([own, *tokens])
+    assert m["commit_seq"] == 1
+    # Our TS reader reads the mixed store bitwise equal to the all-TS one (records, statics, blobs).
+    got, ref = ts_dump(url), ts_dump(reference)
+    assert got["records"] == ref["records"] and len(got["records"]) == committed
+    assert got["statics"] == ref["statics"] and got["blobs"] == ref["blobs"]
+    a = xr.open_dataset(url, engine="zarr_stream", drop_uncommitted=True).load()
+    b = xr.open_dataset(reference, engine="zarr_stream", drop_uncommitted=True).load()
+    for name in ["temperature", "humidity", "count", "big", "flag", "orog", "landmask", "time", "lat", "lon"]:
+        assert a[name].values.tobytes() == b[name].values.tobytes(), name
+
+
+def test_python_owner_invalidates_and_ts_rewrites_a_record(tmp_path: Path) -> None:
+    """Indexed: the Python owner invalidates record 3; readers (engine and TS) stop showing it; a TS
+    contributor may then rewrite it (a committed record it may not), and the next commit bumps generation."""
+    from conftest import ts_dump
+
+    from zarr_stream.writer import Owner
+
+    url = str(tmp_path / "inv")
+    owner = Owner.create(url, dict(SCHEMA, time_mode={"indexed": {"times": [3600.0 * r for r in range(8)]}}), 4, REGIONS[0])
+    tokens = [ts_contributor(url, "indexed", w, 5) for w in (1, 2, 3)]
+    for name in ("orog", "landmask"):
+        owner.write_static(name, static_region(0, name))
+    owner.write_blob("static", "seed.bin", bytes([0, 1, 2, 3]))
+    for r in range(5):
+        owner.write_record_at(r, 3600.0 * r, {**region_arrays(0, r), "flag": generated("flag", r)})
+        if r == 1:
+            owner.write_blob(("record", 1), "rng", bytes([1, 0, 42]))
+    owner.commit([owner.flush(), *tokens])
+    with pytest.raises(zs.ProtocolError, match="invalidate"):
+        owner.write_record_at(3, 10800.0, {**region_arrays(0, 3), "flag": generated("flag", 3)})
+    m = owner.invalidate([3, 1])
+    assert m["commit_seq"] == 2 and zs.committed_indices(m) == [0, 2, 4]
+    assert all(b["scope"] == "static" for b in m["blobs"])
+    ds = xr.open_dataset(url, engine="zarr_stream")
+    assert ds.committed.values.tolist() == [True, False, True, False, True, False, False, False]
+    assert np.isnan(ds.temperature.isel(time=3).values).all()
+    assert [r["index"] for r in ts_dump(url)["records"]] == [0, 2, 4]
+    with pytest.raises(zs.NotCommitted):
+        zs.read_blob(url, ("record", 1), 2, "rng")
+    # Rewrite record 3 with the same values from every writer and commit again: generation 2.
+    owner.write_record_at(3, 10800.0, {**region_arrays(0, 3), "flag": generated("flag", 3)})
+    contributors = [Contributor.join(url, w, REGIONS[w]) for w in (1, 2, 3)]
+    for c in contributors:
+        c.write_record_at(3, 10800.0, region_arrays(c.writer, 3))
+    m = owner.commit([owner.flush(), *(c.flush() for c in contributors)])
+    assert m["records"]["entries"][3] == {"committed": True, "t": 10800.0, "generation": 2}
+    assert np.array_equal(xr.open_dataset(url, engine="zarr_stream").temperature.isel(time=3).values, generated("temperature", 3))
+
+
+def test_open_datatree_has_the_dataset_at_its_root(local_backend: Backend) -> None:
+    url = local_backend.store("indexed")
+    tree = xr.open_datatree(url, engine="zarr_stream", drop_uncommitted=True)
+    ds = xr.open_dataset(url, engine="zarr_stream", drop_uncommitted=True)
+    assert tree.to_dataset().identical(ds)
+    assert list(tree.children) == []
