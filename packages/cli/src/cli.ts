@@ -11,6 +11,7 @@ import { dumpStore } from "./dump.js";
 import { HELP, MAIN_HELP } from "./help.js";
 import { formatInspect, inspectStore } from "./inspect.js";
 import type { CliIo } from "./io.js";
+import { PICTURE_OPTIONS, parseSlices, pictureOptions } from "./picture/options.js";
 import { plotStore } from "./plot/plot.js";
 import { Progress } from "./progress.js";
 import { formatVerify, verifyStore } from "./verify.js";
@@ -230,18 +231,6 @@ async function verify(argv: string[], io: CliIo): Promise<number> {
   return report.ok ? EXIT.ok : EXIT.failed;
 }
 
-function parseSlices(list: string[] | undefined): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const s of list ?? []) {
-    const m = /^([^=]+)=(\d+)$/.exec(s);
-    if (!m)
-      throw new UsageError(`--slice must be dim=k with k a non-negative integer, got ${JSON.stringify(s)}`);
-    if (m[1]! in out) throw new UsageError(`--slice ${m[1]} is given twice`);
-    out[m[1]!] = Number(m[2]);
-  }
-  return out;
-}
-
 async function plot(argv: string[], io: CliIo): Promise<number> {
   const { values, positionals } = asUsage(() =>
     parseArgs({
@@ -253,6 +242,7 @@ async function plot(argv: string[], io: CliIo): Promise<number> {
         record: { type: "string" },
         slice: { type: "string", multiple: true },
         out: { type: "string" },
+        ...PICTURE_OPTIONS,
       },
     }),
   );
@@ -260,17 +250,22 @@ async function plot(argv: string[], io: CliIo): Promise<number> {
   const storeUrl = storeArgument(positionals, "plot");
   if (values.var === undefined) throw new UsageError("plot needs --var V");
   const record = values.record === undefined ? undefined : intOption(values.record, "record", 0, 0);
+  if (values.series && record !== undefined)
+    throw new UsageError("--series plots every committed record: it takes no --record");
   const slices = parseSlices(values.slice);
-  const out = resolve(values.out ?? `${values.var}${record === undefined ? "" : `-${record}`}.png`);
+  const picture = pictureOptions(values);
+  const which = values.series ? "-series" : record === undefined ? "" : `-${record}`;
+  const out = resolve(values.out ?? `${values.var}${which}.png`);
   const r = await plotStore(openStore(storeUrl), {
     variable: values.var,
     ...(record === undefined ? {} : { record }),
     slices,
+    series: values.series === true,
+    ...picture,
   });
-  await writeFile(out, r.png);
-  io.stdout.write(
-    `${out}  (${r.kind} ${r.width}x${r.height}, ${r.title.trim()}, range ${r.vmin} .. ${r.vmax})\n`,
-  );
+  // .svg: the vector document the PNG is rasterized from (fonts named, not embedded)
+  await writeFile(out, out.toLowerCase().endsWith(".svg") ? r.svg : r.png);
+  io.stdout.write(`${out}  (${r.kind} ${r.width}x${r.height}, ${r.title}, range ${r.vmin} .. ${r.vmax})\n`);
   return EXIT.ok;
 }
 
