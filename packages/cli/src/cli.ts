@@ -1,25 +1,29 @@
 import { writeFile } from "node:fs/promises";
-import { basename, resolve } from "node:path";
-import { parseArgs } from "node:util";
+import { basename } from "node:path";
 import { type Profile, ZarrStreamError } from "@zarr-stream/spec";
-import { openStore } from "@zarr-stream/store";
 import { serveViewer } from "@zarr-stream/viewer";
-import { asUsage, intOption, storeArgument, UsageError } from "./args.js";
+import { setManifestPages } from "@zarr-stream/writer";
+import { globalFlags, intOption, parseCommand, storeArgument, UsageError, VERSION } from "./command-line.js";
 import { runDemoProcs, runDemoRank } from "./demo/ranks.js";
 import { runDemo } from "./demo/run.js";
 import { dumpStore } from "./dump.js";
 import { HELP, MAIN_HELP } from "./help.js";
 import { formatInspect, inspectStore } from "./inspect.js";
 import type { CliIo } from "./io.js";
-import { PICTURE_OPTIONS, parseSlices, pictureOptions } from "./picture/options.js";
+import { openExistingStore, outputWriteError, requireOutputFile, requireStorePath } from "./paths.js";
+import { PLOT_OPTIONS, plotRequestOf } from "./plot/options.js";
 import { plotStore } from "./plot/plot.js";
 import { Progress } from "./progress.js";
 import { formatVerify, verifyStore } from "./verify.js";
+import { storeKind } from "./zarr-arrays.js";
 
-/** Exit codes, documented in the README. */
+/**
+ * Exit codes, the README's table: 0 ok; 1 a check failed or an operation was refused; 2 usage (the
+ * command line, a path that does not exist, an --out that cannot be written); 3 store or contract error
+ * (a ZarrStreamError: not a Zarr store, no control plane, NotCommitted, ...); 4 internal error (a bug).
+ */
 export const EXIT = { ok: 0, failed: 1, usage: 2, error: 3, internal: 4 } as const;
 
-const HELP_OPTION = { help: { type: "boolean", short: "h" } } as const;
 const PROFILES: Profile[] = ["diagnostic", "checkpoint", "wasm"];
 
 function json(io: CliIo, value: unknown): void {
@@ -27,29 +31,22 @@ function json(io: CliIo, value: unknown): void {
 }
 
 async function demo(argv: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = asUsage(() =>
-    parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        ...HELP_OPTION,
-        out: { type: "string" },
-        writers: { type: "string" },
-        records: { type: "string" },
-        profile: { type: "string" },
-        grid: { type: "string" },
-        "commit-every": { type: "string" },
-        json: { type: "boolean" },
-        serve: { type: "boolean" },
-        "no-token": { type: "boolean" },
-        store: { type: "string" },
-        procs: { type: "string" },
-        rank: { type: "string" },
-        "rank-from-env": { type: "boolean" },
-      },
-    }),
-  );
-  if (values.help) return help(io, "demo");
+  const { values, positionals } = parseCommand(argv, {
+    out: { type: "string" },
+    writers: { type: "string" },
+    records: { type: "string" },
+    profile: { type: "string" },
+    grid: { type: "string" },
+    "commit-every": { type: "string" },
+    json: { type: "boolean" },
+    serve: { type: "boolean" },
+    "no-token": { type: "boolean" },
+    store: { type: "string" },
+    procs: { type: "string" },
+    rank: { type: "string" },
+    "rank-from-env": { type: "boolean" },
+    "manifest-pages": { type: "boolean" },
+  });
   if (values.store !== undefined) return demoOnStore(values, io);
   for (const flag of ["procs", "rank", "rank-from-env"] as const) {
     if (values[flag] !== undefined) throw new UsageError(`--${flag} needs --store URL`);
@@ -75,6 +72,7 @@ async function demo(argv: string[], io: CliIo): Promise<number> {
       profile,
       grid: { nLat: Number(grid[1]), nLon: Number(grid[2]) },
       commitEvery: intOption(values["commit-every"], "commit-every", 8),
+      manifestPages: values["manifest-pages"] === true,
     },
     quiet ? { stdout: nullStream(), stderr: io.stderr } : io,
   );
@@ -99,7 +97,11 @@ async function demoOnStore(values: Record<string, string | boolean | undefined>,
   );
   if (values.procs !== undefined) {
     return runDemoProcs(
-      [...common, ...(values.json ? ["--json"] : [])],
+      [
+        ...common,
+        ...(values.json ? ["--json"] : []),
+        ...(values["manifest-pages"] ? ["--manifest-pages"] : []),
+      ],
       intOption(str("procs"), "procs", 1),
       io,
     );
@@ -118,6 +120,7 @@ async function demoOnStore(values: Record<string, string | boolean | undefined>,
       profile,
       grid: { nLat: Number(grid[1]), nLon: Number(grid[2]) },
       commitEvery: intOption(str("commit-every"), "commit-every", 8),
+      manifestPages: values["manifest-pages"] === true,
     },
     io,
   );
@@ -168,26 +171,38 @@ async function serveUntilStopped(
 }
 
 async function serve(argv: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = asUsage(() =>
-    parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: { ...HELP_OPTION, port: { type: "string" }, "no-token": { type: "boolean" } },
-    }),
-  );
-  if (values.help) return help(io, "serve");
+  const { values, positionals } = parseCommand(argv, {
+    port: { type: "string" },
+    "no-token": { type: "boolean" },
+  });
   const store = storeArgument(positionals, "serve");
+  await requireStorePath(store);
   const port = values.port === undefined ? undefined : intOption(values.port, "port", 0);
   return serveUntilStopped(store, port, values["no-token"] === true, io);
 }
 
 /** `zstream recover STORE ...` is `zstream cp recover --store STORE ...`. */
 async function recover(argv: string[], io: CliIo): Promise<number> {
-  if (argv.includes("--help") || argv.includes("-h")) return help(io, "recover");
-  const [store, ...rest] = argv;
-  if (store === undefined || store.startsWith("-"))
-    throw new UsageError("recover takes a STORE argument (a directory or URL)");
-  return delegate("cp", ["recover", "--store", store, ...rest], io);
+  const { values, positionals } = parseCommand(argv, {
+    product: { type: "string" },
+    reason: { type: "string" },
+    "dry-run": { type: "boolean" },
+    json: { type: "boolean" },
+  });
+  const store = storeArgument(positionals, "recover");
+  return delegate(
+    "cp",
+    [
+      "recover",
+      "--store",
+      store,
+      ...(values.product === undefined ? [] : ["--product", values.product]),
+      ...(values.reason === undefined ? [] : ["--reason", values.reason]),
+      ...(values["dry-run"] ? ["--dry-run"] : []),
+      ...(values.json ? ["--json"] : []),
+    ],
+    io,
+  );
 }
 
 function nullStream(): CliIo["stdout"] {
@@ -195,26 +210,21 @@ function nullStream(): CliIo["stdout"] {
 }
 
 async function inspect(argv: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = asUsage(() =>
-    parseArgs({ args: argv, allowPositionals: true, options: { ...HELP_OPTION, json: { type: "boolean" } } }),
-  );
-  if (values.help) return help(io, "inspect");
-  const report = await inspectStore(openStore(storeArgument(positionals, "inspect")));
+  const { values, positionals } = parseCommand(argv, { json: { type: "boolean" } });
+  const report = await inspectStore(await openExistingStore(storeArgument(positionals, "inspect")));
   if (values.json) json(io, report);
   else io.stdout.write(`${formatInspect(report)}\n`);
   return EXIT.ok;
 }
 
 async function verify(argv: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = asUsage(() =>
-    parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: { ...HELP_OPTION, json: { type: "boolean" }, deep: { type: "boolean" } },
-    }),
-  );
-  if (values.help) return help(io, "verify");
-  const store = openStore(storeArgument(positionals, "verify"));
+  const { values, positionals } = parseCommand(argv, {
+    json: { type: "boolean" },
+    deep: { type: "boolean" },
+  });
+  const store = await openExistingStore(storeArgument(positionals, "verify"));
+  // Neither a manifest nor zarr.json: not a store to verify (a StoreError), rather than one problem.
+  await storeKind(store);
   let progress: Progress | undefined;
   const report = await verifyStore(store, {
     deep: values.deep === true,
@@ -232,80 +242,84 @@ async function verify(argv: string[], io: CliIo): Promise<number> {
 }
 
 async function plot(argv: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = asUsage(() =>
-    parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        ...HELP_OPTION,
-        var: { type: "string" },
-        record: { type: "string" },
-        slice: { type: "string", multiple: true },
-        out: { type: "string" },
-        ...PICTURE_OPTIONS,
-      },
-    }),
-  );
-  if (values.help) return help(io, "plot");
+  const { values, positionals } = parseCommand(argv, PLOT_OPTIONS);
   const storeUrl = storeArgument(positionals, "plot");
-  if (values.var === undefined) throw new UsageError("plot needs --var V");
-  const record = values.record === undefined ? undefined : intOption(values.record, "record", 0, 0);
-  if (values.series && record !== undefined)
-    throw new UsageError("--series plots every committed record: it takes no --record");
-  const slices = parseSlices(values.slice);
-  const picture = pictureOptions(values);
-  const which = values.series ? "-series" : record === undefined ? "" : `-${record}`;
-  const out = resolve(values.out ?? `${values.var}${which}.png`);
-  const r = await plotStore(openStore(storeUrl), {
-    variable: values.var,
-    ...(record === undefined ? {} : { record }),
-    slices,
-    series: values.series === true,
-    ...picture,
-  });
-  // .svg: the vector document the PNG is rasterized from (fonts named, not embedded)
-  await writeFile(out, out.toLowerCase().endsWith(".svg") ? r.svg : r.png);
+  const { request, defaultOut } = plotRequestOf(values);
+  const out = await requireOutputFile(values.out ?? defaultOut);
+  const r = await plotStore(await openExistingStore(storeUrl), request);
+  try {
+    // .svg: the vector document the PNG is rasterized from (fonts named, not embedded)
+    await writeFile(out, out.toLowerCase().endsWith(".svg") ? r.svg : r.png);
+  } catch (e) {
+    throw outputWriteError(out, "--out", e);
+  }
   io.stdout.write(`${out}  (${r.kind} ${r.width}x${r.height}, ${r.title}, range ${r.vmin} .. ${r.vmax})\n`);
   return EXIT.ok;
 }
 
+/**
+ * `zstream manifest pages on|off STORE`: the store's manifest rewritten in the paged form or the seed's
+ * (docs/manifest-pages.md), compare-and-swap; a store in that form already is left as it is.
+ */
+async function manifest(argv: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseCommand(argv, { json: { type: "boolean" } });
+  const [what, state, ...rest] = positionals;
+  if (what !== "pages")
+    throw new UsageError(`manifest takes pages on|off STORE, got ${JSON.stringify(what ?? "")}`);
+  if (state !== "on" && state !== "off")
+    throw new UsageError(`manifest pages takes on or off, got ${JSON.stringify(state ?? "")}`);
+  const storeUrl = storeArgument(rest, "manifest pages");
+  const r = await setManifestPages(await openExistingStore(storeUrl), state === "on");
+  if (values.json) json(io, { store: storeUrl, ...r });
+  else
+    io.stdout.write(
+      r.changed
+        ? `${storeUrl}: manifest ${r.from} -> ${r.to} (commit_seq ${r.commitSeq}, ${r.manifestBytes} bytes, ${r.pagesWritten} page(s) written)\n`
+        : `${storeUrl}: manifest is ${r.to} already; nothing written\n`,
+    );
+  return EXIT.ok;
+}
+
 async function dump(argv: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = asUsage(() =>
-    parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        ...HELP_OPTION,
-        out: { type: "string" },
-        case: { type: "string" },
-        writer: { type: "string" },
-      },
-    }),
-  );
-  if (values.help) return help(io, "dump");
+  const { values, positionals } = parseCommand(argv, {
+    out: { type: "string" },
+    case: { type: "string" },
+    writer: { type: "string" },
+  });
   const storeUrl = storeArgument(positionals, "dump");
   if (values.out === undefined) throw new UsageError("dump needs --out dump.json");
-  const d = await dumpStore(openStore(storeUrl), {
+  const out = await requireOutputFile(values.out);
+  const d = await dumpStore(await openExistingStore(storeUrl), {
     case: values.case ?? basename(storeUrl.replace(/\/+$/, "")).replace(/\.zarr$/, ""),
     writer: values.writer ?? "zarr-stream-ts",
   });
-  await writeFile(values.out, `${JSON.stringify(d)}\n`);
+  try {
+    await writeFile(out, `${JSON.stringify(d)}\n`);
+  } catch (e) {
+    throw outputWriteError(out, "--out", e);
+  }
   io.stdout.write(
-    `${resolve(values.out)}  (${d.records.length} records, ${Object.keys(d.statics).length} statics, ${d.blobs.length} blobs)\n`,
+    `${out}  (${d.records.length} records, ${Object.keys(d.statics).length} statics, ${d.blobs.length} blobs)\n`,
   );
   return EXIT.ok;
 }
 
-/** Commands other packages implement, loaded on use so zstream works without them. */
-const DELEGATES: Record<string, { module: string; fn: string; io: (io: CliIo) => unknown }> = {
+/**
+ * Commands other packages implement, loaded on use so zstream works without them. Each parses its own
+ * arguments with node:util parseArgs after globalFlags took --help, --version and --debug; `usage` names
+ * the exported help text that `zstream <command> --help` prints.
+ */
+const DELEGATES: Record<string, { module: string; fn: string; usage: string; io: (io: CliIo) => unknown }> = {
   journal: {
     module: "@zarr-stream/journal",
     fn: "runJournalCli",
+    usage: "JOURNAL_USAGE",
     io: (io) => ({ stdout: io.stdout, stderr: io.stderr }),
   },
   conformance: {
     module: "@zarr-stream/conformance",
     fn: "runConformanceCli",
+    usage: "CONFORMANCE_USAGE",
     io: (io) => ({
       stdout: (line: string) => io.stdout.write(`${line}\n`),
       stderr: (line: string) => io.stderr.write(`${line}\n`),
@@ -314,34 +328,49 @@ const DELEGATES: Record<string, { module: string; fn: string; io: (io: CliIo) =>
   cp: {
     module: "@zarr-stream/controlplane",
     fn: "runControlPlaneCli",
+    usage: "CONTROL_PLANE_USAGE",
     io: (io) => ({
       out: (text: string) => io.stdout.write(text),
       err: (text: string) => io.stderr.write(text),
-      openStore,
+      // A STORE that does not exist is named as such, never created by a cp command.
+      openStore: (url: string) => openExistingStore(url),
     }),
   },
 };
 
 type DelegateFn = (argv: string[], io: unknown) => Promise<number>;
 
-async function delegate(command: string, argv: string[], io: CliIo): Promise<number> {
+async function delegateModule(command: string): Promise<Record<string, unknown>> {
   const { module, fn } = DELEGATES[command]!;
-  let run: DelegateFn | undefined;
   try {
-    const mod = (await import(module)) as Record<string, unknown>;
-    run = typeof mod[fn] === "function" ? (mod[fn] as DelegateFn) : undefined;
+    return (await import(module)) as Record<string, unknown>;
   } catch {
-    run = undefined;
-  }
-  if (run === undefined)
     throw new UsageError(
       `zstream ${command} is not available: ${module} does not export ${fn} in this build`,
     );
-  return run(argv, DELEGATES[command]!.io(io));
+  }
 }
 
-function help(io: CliIo, command?: string): number {
-  io.stdout.write(command === undefined ? MAIN_HELP : HELP[command]!);
+async function delegate(command: string, argv: string[], io: CliIo): Promise<number> {
+  const { module, fn } = DELEGATES[command]!;
+  const run = (await delegateModule(command))[fn];
+  if (typeof run !== "function")
+    throw new UsageError(
+      `zstream ${command} is not available: ${module} does not export ${fn} in this build`,
+    );
+  return (run as DelegateFn)(argv, DELEGATES[command]!.io(io));
+}
+
+/** Prints the help of zstream, one of its commands, or a delegated command (its package's usage text). */
+async function help(io: CliIo, command?: string): Promise<number> {
+  if (command === undefined) io.stdout.write(MAIN_HELP);
+  else if (command in HELP) io.stdout.write(HELP[command]!);
+  else if (command in DELEGATES) {
+    const usage = (await delegateModule(command))[DELEGATES[command]!.usage];
+    io.stdout.write(
+      typeof usage === "string" ? `${usage.trimEnd()}\n` : `zstream ${command}: no help text\n`,
+    );
+  } else throw new UsageError(`no command ${JSON.stringify(command)} to show help for (try zstream --help)`);
   return EXIT.ok;
 }
 
@@ -351,6 +380,7 @@ const COMMANDS: Record<string, (argv: string[], io: CliIo) => Promise<number>> =
   verify,
   plot,
   dump,
+  manifest,
   serve,
   recover,
 };
@@ -360,26 +390,46 @@ function oneLine(e: unknown): string {
   return text.replace(/\s*\n\s*/g, " ");
 }
 
-/** Runs `zstream argv...`; never throws: errors become one line on stderr and an exit code. */
+/** Commands whose --json answers an error with a JSON object on stdout as well as the line on stderr. */
+const JSON_ERRORS = new Set(["inspect", "verify", "demo"]);
+
+function exitCodeOf(e: unknown): number {
+  if (e instanceof UsageError) return EXIT.usage;
+  return e instanceof ZarrStreamError ? EXIT.error : EXIT.internal;
+}
+
+/**
+ * Runs `zstream argv...`; never throws: errors become one line on stderr and an exit code. --help, -h,
+ * --version and --debug are taken anywhere (globalFlags), for every command and subcommand.
+ */
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
-  const debug = argv.includes("--debug");
-  const args = argv.filter((a) => a !== "--debug");
-  const [command, ...rest] = args;
+  const flags = globalFlags(argv);
+  const [command, ...rest] = flags.rest;
   try {
-    if (command === undefined || command === "--help" || command === "-h" || command === "help") {
-      if (command === "help" && rest[0] !== undefined && rest[0] in HELP) return help(io, rest[0]);
-      return help(io);
+    if (flags.version) {
+      io.stdout.write(`zstream ${VERSION}\n`);
+      return EXIT.ok;
     }
-    if (command in DELEGATES) return await delegate(command, rest, io);
-    const run = COMMANDS[command];
-    if (run === undefined)
+    if (command === undefined) return await help(io);
+    if (command === "help") {
+      if (rest.length > 1) throw new UsageError(`help takes one command, got ${rest.join(" ")}`);
+      return await help(io, rest[0]);
+    }
+    if (!(command in COMMANDS) && !(command in DELEGATES))
       throw new UsageError(`unknown command ${JSON.stringify(command)} (try zstream --help)`);
-    return await run(rest, io);
+    if (flags.help) return await help(io, command);
+    if (command in DELEGATES) return await delegate(command, rest, io);
+    return await COMMANDS[command]!(rest, io);
   } catch (e) {
     const where = command && (command in COMMANDS || command in DELEGATES) ? `zstream ${command}` : "zstream";
+    const code = exitCodeOf(e);
     io.stderr.write(`${where}: ${oneLine(e)}\n`);
-    if (debug && e instanceof Error && e.stack) io.stderr.write(`${e.stack}\n`);
-    if (e instanceof UsageError) return EXIT.usage;
-    return e instanceof ZarrStreamError ? EXIT.error : EXIT.internal;
+    if (flags.debug && e instanceof Error && e.stack) io.stderr.write(`${e.stack}\n`);
+    if (flags.json && command !== undefined && JSON_ERRORS.has(command)) {
+      const name = e instanceof Error ? e.name : "Error";
+      const message = e instanceof Error ? e.message : String(e);
+      json(io, { error: { name, message, exit_code: code } });
+    }
+    return code;
   }
 }

@@ -1,23 +1,28 @@
 export const MAIN_HELP = `zstream: streaming, multi-writer Zarr v3 output (zarr-stream)
 
 Usage: zstream <command> [options]
+       zstream help [<command>]
 
 Commands:
   demo       simulate a domain-decomposed model run: N writer threads stream into one store
-  inspect    show a store's manifest, records, arrays and uncommitted leftovers
+  inspect    show a store's manifest, records (decoded CF times), arrays and uncommitted leftovers
   verify     check a store's committed state (manifest, zarr.json, shards, blobs)
   plot       render a committed 2-D slice (heatmap), 1-D slice or time series (line) to PNG or SVG
   dump       write every committed value as earthsciio/write-v2-dump/v1 JSON
+  manifest   manifest pages on|off: keep a v2 store's manifest in the paged form or the seed's
   serve      open the browser viewer on a store (loopback HTTP)
   recover    after a crash: abandon stale runs, clear stale claims, rebuild the snapshot
   conformance, journal, cp
              the conformance corpus, the output journal and the .firecube control plane
 
-Options on every command:
+Options on every command and subcommand:
   -h, --help   show the command's help
+  --version    print zstream's version
   --debug      print the stack trace of an error
 
-Exit codes: 0 ok, 1 check failed, 2 usage error, 3 store or contract error, 4 internal error.
+Exit codes: 0 ok, 1 check failed or refused, 2 usage error (a path that does not exist, an --out that
+cannot be written), 3 store or contract error, 4 internal error. inspect, verify, plot, dump, serve,
+cp ... list/show/status and recover --dry-run never create or change anything.
 
 Example:
   zstream demo && zstream inspect /tmp/zstream-demo-XXXX/demo.zarr
@@ -41,6 +46,7 @@ Options:
   --grid LATxLON     grid size (default 180x360)
   --commit-every K   records per commit and per time shard (default 8)
   --json             print the summary as JSON
+  --manifest-pages   keep the manifest in the paged form (zstream manifest --help)
   --serve            then open the browser viewer on the demo store (Ctrl-C to stop)
   --no-token         with --serve: serve without the secret token (see zstream serve --help)
 
@@ -78,7 +84,9 @@ Example:
 
 Walks the documented recovery order of the .firecube control plane after a crash: abandon stale runs,
 clear stale claims, rebuild the snapshot; prints what it did. Confirm the crashed process is dead first.
-A fresh (non-stale) claim or run is never touched.
+A fresh (non-stale) claim or run is never touched. STORE must exist and have a control plane (.firecube/):
+recover never creates one. --dry-run reports what it would do and changes nothing.
+Exit 0 when everything was recovered, 1 when something is left.
 
 Example:
   zstream recover /tmp/run.zarr && zstream cp runs list --store /tmp/run.zarr
@@ -86,8 +94,11 @@ Example:
   inspect: `Usage: zstream inspect STORE [--json]
 
 Shows the manifest label and commit_seq, writers and region dims, time mode, committed records (count,
-first/last t, generations in indexed mode), statics, blobs, every array (shape, shard and chunk shape,
-dtype, codec, bytes on disk) and objects present but not committed (leftovers of a crash).
+first/last time decoded from the time coordinate's CF units and calendar, generations in indexed mode),
+statics, blobs, every array (shape, shard and chunk shape, dtype, codec, bytes on disk) and objects
+present but not committed (leftovers of a crash). A Zarr v3 store without output_manifest.json (one that
+zarr-python or xarray wrote) shows its arrays as stored and its CF time coordinate's range.
+With --json an error is also printed on stdout as {"error": {"name", "message", "exit_code"}}.
 
 Example:
   zstream inspect /tmp/run.zarr --json
@@ -110,14 +121,17 @@ Renders committed data: a heatmap with colour bar for a 2-D slice, a line plot f
 --series a time series over every committed record. A streaming variable needs --record (or --series); a
 static has none. --slice dim=k fixes a dim at index k, dim=a:b keeps indices a..b-1 (repeatable) until
 one or two dims are left. A series is the value at the point the slices fix, or the mean (of finite
-values, unweighted) over what they leave: the whole domain when there are none. North is up whenever the
-latitude axis is known (a coordinate with standard_name latitude, units degrees_north or axis Y, or a dim
-named lat, latitude or y, taken south to north without a coordinate). Titles and labels come from the
-long_name and units attributes. Default output: <var>-<record>.png (or <var>-series.png) here.
+values, unweighted) over what they leave: the whole domain when there are none; its time axis is decoded
+in the time coordinate's CF calendar. North is up whenever the latitude axis is known (a coordinate with
+standard_name latitude, units degrees_north or axis Y, or a dim named lat, latitude or y, taken south to
+north without a coordinate). Titles and labels come from the long_name and units attributes. A Zarr v3
+store without a manifest is plotted from its arrays: --record then indexes the CF time dim (the dim of a
+1-D array with "<unit> since <date>" units) and --series runs along it. Default output:
+<var>-<record>.png (or <var>-series.png) in the current directory; its directory must exist.
 
 Options:
   --vmin X, --vmax Y   colour range of a heatmap, value axis of a line (default: the data's);
-                       a negative value is written --vmin=-5
+                       negative values as they are (--vmin -5)
   --cmap NAME          colour map: viridis (default), magma, inferno, plasma, cividis, turbo, RdBu,
                        BrBG, Spectral, Blues, Greys, ... (any d3-scale-chromatic scheme); NAME_r reverses
   --size W|WxH         picture size in pixels (default 900 wide, height from the data's aspect)
@@ -128,6 +142,24 @@ Example:
   zstream plot /tmp/run.zarr --var temperature --record 0 --slice lat=90 --out equator.png
   zstream plot /tmp/run.zarr --var temperature --record 47 --cmap RdBu_r --vmin 250 --vmax 310 --size 1200
   zstream plot /tmp/run.zarr --var temperature --series --slice lat=60:120 --slice lon=0:90 --out mean.png
+`,
+  manifest: `Usage: zstream manifest pages on|off STORE [--json]
+
+Rewrites a v2 store's output_manifest.json in the paged form (on) or in seed 000's form (off), with the
+same committed state and commit_seq. Paged, a list longer than 512 entries (indexed records, append time
+shards) lives in immutable pages under .zarr-stream/manifest/ and a commit writes a few KB of manifest
+at any run length; the manifest is then labelled zarr-stream/output-manifest/v2-paged, which readers
+that follow only the seed refuse. Unpaged (the default of a new store), every reader of the seed reads
+it, and a commit rewrites the whole list. Writers that resume or join keep the store's form.
+
+The rewrite is a compare-and-swap on the manifest read: if anything wrote the manifest in between (a
+commit, another form change) it is refused with ManifestChanged and nothing is written. Run it while no
+writer is committing; a live owner whose manifest was rewritten stops at its next commit (CommitError
+concurrent-owner) and resumes in the new form. Switching off leaves the old pages in place,
+unreferenced, for readers still holding the paged manifest (inspect lists them as uncommitted).
+
+Example:
+  zstream manifest pages on /tmp/run.zarr
 `,
   dump: `Usage: zstream dump STORE --out dump.json [--case NAME] [--writer NAME]
 

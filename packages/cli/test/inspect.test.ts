@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { rmSync } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import type { OutputManifestV2, StreamSchema } from "@zarr-stream/spec";
@@ -67,6 +67,7 @@ describe("zstream inspect (child process)", () => {
     const r = zstream("inspect", dir, "--json");
     assert.equal(r.status, 0, r.stderr);
     const report = JSON.parse(r.stdout) as InspectReport;
+    assert.equal(report.format, "zarr-stream");
     const m = owner.lastManifest as OutputManifestV2;
     assert.equal(report.manifest.label, "earthsciio/output-manifest/v2");
     assert.equal(report.commit_seq, receipt.commit_seq);
@@ -158,10 +159,16 @@ describe("zstream inspect (child process)", () => {
     assert.equal(zstream("verify", dir, "--deep").status, 0);
   });
 
-  it("§7 inspect of a directory without a manifest is one line naming the file, exit 3", () => {
+  it("§7 inspect of a path that does not exist is one line naming it, exit 2; of an empty directory, exit 3", () => {
     const r = zstream("inspect", join(root, "nothing-here"));
-    assert.equal(r.status, 3);
+    assert.equal(r.status, 2);
     assert.equal(r.stderr.trim().split("\n").length, 1);
-    assert.match(r.stderr, /output_manifest\.json/);
+    assert.match(r.stderr, /STORE .*nothing-here does not exist/);
+    const empty = join(root, "empty");
+    mkdirSync(empty);
+    const e = zstream("inspect", empty);
+    assert.equal(e.status, 3);
+    assert.equal(e.stderr.trim().split("\n").length, 1);
+    assert.match(e.stderr, /neither output_manifest\.json nor zarr\.json/);
   });
 });

@@ -135,14 +135,15 @@ describe("zstream plot (child process)", () => {
     assert.equal(decode(out).width, 900);
   });
 
-  it("§7 plot refuses uncommitted records, unknown variables and bad slices with one line", async () => {
+  it("§7 plot refuses uncommitted records (3), unknown variables and bad slices (2, usage) with one line", async () => {
     const cases: [string[], number, RegExp][] = [
       [["--var", "temperature", "--record", "12"], 3, /NotCommitted: record 12/],
-      [["--var", "pressure", "--record", "0"], 3, /no variable or static "pressure"/],
-      [["--var", "temperature"], 3, /pass --record/],
-      [["--var", "land_mask", "--series"], 3, /land_mask is a static: it has no records/],
-      [["--var", "temperature", "--record", "0", "--slice", "depth=1"], 3, /no non-time dim depth/],
-      [["--var", "temperature", "--record", "0", "--slice", "lat=1", "--slice", "lon=2"], 3, /single value/],
+      [["--var", "pressure", "--record", "0"], 2, /--var pressure: no such variable or static/],
+      [["--var", "temperature"], 2, /pass --record I \(or --series\)/],
+      [["--var", "land_mask", "--series"], 2, /land_mask is a static: it has no records/],
+      [["--var", "temperature", "--record", "0", "--series"], 2, /takes no --record/],
+      [["--var", "temperature", "--record", "0", "--slice", "depth=1"], 2, /no non-time dim depth/],
+      [["--var", "temperature", "--record", "0", "--slice", "lat=1", "--slice", "lon=2"], 2, /single value/],
       [["--var", "temperature", "--record", "x"], 2, /--record must be an integer/],
       [["--var", "temperature", "--record", "0", "--slice", "lat"], 2, /--slice must be dim=k or dim=a:b/],
     ];

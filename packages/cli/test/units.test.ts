@@ -6,7 +6,6 @@ import fc from "fast-check";
 import { splitGrid } from "../src/demo/plan.js";
 import { bloscClaim, zstdClaim } from "../src/frame-header.js";
 import { Progress } from "../src/progress.js";
-import { cfTimeToDate, formatTime } from "../src/time-units.js";
 
 describe("demo region split", () => {
   it("§4 every split tiles the grid with shard-aligned, disjoint regions (fast-check)", () => {
@@ -81,15 +80,6 @@ describe("frame headers", () => {
     const bad = zstd.slice();
     bad[0] = 0;
     assert.equal(zstdClaim(bad).ok, false);
-  });
-});
-
-describe("CF time", () => {
-  it("formats CF 'since' units and falls back to the raw value", () => {
-    assert.equal(formatTime(169200, "seconds since 2000-01-01 00:00:00"), "t = 2000-01-02 23:00");
-    assert.equal(formatTime(1.5, "days since 1970-01-01"), "t = 1970-01-02 12:00");
-    assert.equal(formatTime(42, "s"), "t = 42 s");
-    assert.equal(cfTimeToDate(0, "fortnights since 2000-01-01"), undefined);
   });
 });
 

@@ -34,9 +34,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from crosscheck_write_v2 import DTYPES, generated_region  # noqa: E402
+from manifest_pages import MANIFEST_V2, MANIFEST_V2_PAGED  # noqa: E402
 from manifest_pages import resolve as resolve_pages  # noqa: E402
 
-MANIFEST_V2 = "earthsciio/output-manifest/v2"
 TOKEN_SCHEMA = "earthsciio/commit-token/v1"
 SCHEMAS = Path(__file__).resolve().parents[2] / "spec" / "schemas"
 
@@ -78,16 +78,23 @@ def fingerprint(m: dict[str, Any]) -> str:
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 
+# The schema file of each v2 label: the seed's form, and our paged form of it.
+MANIFEST_SCHEMA_FILES = {
+    MANIFEST_V2: "output-manifest-v2.schema.json",
+    MANIFEST_V2_PAGED: "output-manifest-v2-paged.schema.json",
+}
+
+
 def _validate_manifest(m: Any) -> None:
     try:
         from jsonschema import Draft202012Validator
     except ImportError:  # the checks below still guard every field this module reads
         return
-    v = Draft202012Validator(json.loads((SCHEMAS / "output-manifest-v2.schema.json").read_text()))
+    v = Draft202012Validator(json.loads((SCHEMAS / MANIFEST_SCHEMA_FILES[m["schema"]]).read_text()))
     error = next(iter(v.iter_errors(m)), None)
     if error is not None:
         pointer = "".join(f"/{p}" for p in error.absolute_path)
-        raise SchemaError(f"output manifest v2: {pointer}: {error.message}")
+        raise SchemaError(f"output manifest {m['schema']}: {pointer}: {error.message}")
 
 
 class Contributor:
@@ -115,8 +122,8 @@ class Contributor:
         if not path.is_file():
             raise ProtocolError(f"{store} has no output_manifest.json: the owner must create the store first")
         m = json.loads(path.read_text())
-        if not isinstance(m, dict) or m.get("schema") != MANIFEST_V2:
-            raise ProtocolError(f"join needs an {MANIFEST_V2} store; {store} has {m.get('schema') if isinstance(m, dict) else m!r}")
+        if not isinstance(m, dict) or m.get("schema") not in MANIFEST_SCHEMA_FILES:
+            raise ProtocolError(f"join needs an {MANIFEST_V2} store (or {MANIFEST_V2_PAGED}); {store} has {m.get('schema') if isinstance(m, dict) else m!r}")
         _validate_manifest(m)
         m = resolve_pages(root, m)
         if fingerprint(m) != m["fingerprint"]:

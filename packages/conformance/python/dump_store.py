@@ -31,7 +31,7 @@ from zsinterop import read_tensorstore as _read_tensorstore  # noqa: E402
 from zsinterop import read_zarr as _read_zarr  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from manifest_pages import read_manifest  # noqa: E402
+from manifest_pages import MANIFEST_V2, MANIFEST_V2_PAGED, read_manifest  # noqa: E402
 
 
 def read_zarr_python(root: Path, name: str) -> np.ndarray:
@@ -96,9 +96,9 @@ def dump(reader: str, root: Path, case: str, writer: str = WRITER) -> dict[str, 
     raw = json.loads((root / "output_manifest.json").read_text())
     m = read_manifest(root)
     label = m["schema"]
-    if label not in ("earthsciio/output-manifest/v1", "earthsciio/output-manifest/v2"):
+    if label not in ("earthsciio/output-manifest/v1", MANIFEST_V2, MANIFEST_V2_PAGED):
         raise ValueError(f"unknown manifest label {label!r}")
-    v2 = label.endswith("/v2")
+    v2 = label in (MANIFEST_V2, MANIFEST_V2_PAGED)
     indexed = v2 and m.get("time_mode") == "indexed"
     entries = m.get("records", {}).get("entries", []) if indexed else []
     indices = [i for i, e in enumerate(entries) if e["committed"]] if indexed else list(range(m["n_records"]))

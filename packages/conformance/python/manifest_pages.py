@@ -1,6 +1,7 @@
 """Reads output_manifest.json with its pages resolved (packages/spec/docs/manifest-pages.md), in plain Python.
 
-A v2 manifest whose list outgrew a page keeps that list in immutable pages under .zarr-stream/manifest/:
+Only a manifest labelled zarr-stream/output-manifest/v2-paged has pages; under the seed's labels every list
+is inline, and page refs there are refused. A paged manifest whose list outgrew a page keeps that list in immutable pages under .zarr-stream/manifest/:
 indexed stores page records.entries whole (time_shards is then derived from the entries; with more
 record pages than an index page holds, their refs are themselves paged under records.page_index), append
 stores page time_shards (the manifest keeps the tail). Each page is checked against the sha256 its ref names.
@@ -16,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 PAGE_PREFIX = ".zarr-stream/manifest/"
+MANIFEST_V2 = "earthsciio/output-manifest/v2"
+MANIFEST_V2_PAGED = "zarr-stream/output-manifest/v2-paged"
 
 
 class CorruptStore(Exception):
@@ -63,7 +66,13 @@ def indexed_time_shards(entries: list[dict[str, Any]], shard_t: int) -> list[dic
 
 
 def resolve(root: Path, m: dict[str, Any]) -> dict[str, Any]:
-    """The manifest `m` read from `root` with its paged list resolved; an inline manifest as it is."""
+    """The manifest `m` read from `root` with its paged list resolved (its label kept); an inline one as it is."""
+    records = m.get("records")
+    paged_fields = "time_shard_pages" in m or (isinstance(records, dict) and ("pages" in records or "page_index" in records))
+    if m.get("schema") != MANIFEST_V2_PAGED:
+        if paged_fields:
+            raise ValueError(f"{m.get('schema')!r} keeps every list inline: page refs belong to {MANIFEST_V2_PAGED}")
+        return m
     out = dict(m)
     refs = out.pop("time_shard_pages", None)
     if refs is not None:

@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -6,6 +7,7 @@ import {
   type ConformanceCorpus,
   type ConformanceDump,
   validateConformanceDump,
+  ZarrStreamError,
 } from "@zarr-stream/spec";
 import { FsStore } from "@zarr-stream/store";
 import { compareDump } from "./check.js";
@@ -38,12 +40,30 @@ const USAGE = `usage:
       tensorstore, earthsciio), then check every dump; with --python the Python check
       (crosscheck_write_v2.py) must print the same lines`;
 
+/** The help text of `zstream conformance` (zstream prints it for --help on every subcommand). */
+export const CONFORMANCE_USAGE = `Usage: zstream conformance <subcommand> [options]
+
+${USAGE.replace(/^usage:\n/, "Subcommands:\n").replaceAll("zstream-conformance", "zstream conformance")}
+
+A --corpus, --store or DUMP path that does not exist is a usage error.
+Exit codes: 0 ok, 1 a case failed or a dump differs from the oracle, 2 usage, 3 a store or contract error.
+
+Example:
+  zstream conformance crosscheck --corpus corpus.json --out /tmp/xcheck
+`;
+
 class UsageError extends Error {}
 
 function required(values: Record<string, string | boolean | undefined>, name: string): string {
   const v = values[name];
   if (typeof v !== "string" || v === "") throw new UsageError(`--${name} is required`);
   return v;
+}
+
+/** An input path that must exist (the corpus, a store to read, a dump to check): named when it does not. */
+function existing(path: string, what: string): string {
+  if (!existsSync(path)) throw new UsageError(`${what} ${path} does not exist`);
+  return path;
 }
 
 /** Runs each case against a fresh DIR/<case>/store and writes our reader's dump; returns the cases that ran. */
@@ -80,7 +100,7 @@ async function writeCommand(args: string[], io: CliIO): Promise<number> {
     args,
     options: { corpus: { type: "string" }, out: { type: "string" }, case: { type: "string" } },
   });
-  const corpus = await loadCorpus(required(values, "corpus"));
+  const corpus = await loadCorpus(existing(required(values, "corpus"), "--corpus"));
   const cases = values.case === undefined ? corpus.cases : [findCase(corpus, values.case)];
   const { failed } = await writeCases(cases, required(values, "out"), io);
   return failed === 0 ? 0 : 1;
@@ -97,9 +117,9 @@ async function readCommand(args: string[], io: CliIO): Promise<number> {
       reader: { type: "string" },
     },
   });
-  const corpus = await loadCorpus(required(values, "corpus"));
+  const corpus = await loadCorpus(existing(required(values, "corpus"), "--corpus"));
   const c = findCase(corpus, required(values, "case"));
-  const root = required(values, "store");
+  const root = existing(required(values, "store"), "--store");
   const reader = values.reader ?? "zarr-stream-ts";
   let dump: ConformanceDump;
   if (reader === "zarr-stream-ts") dump = await dumpStore(new FsStore(root), c.name);
@@ -154,8 +174,9 @@ async function checkCommand(args: string[], io: CliIO): Promise<number> {
     options: { corpus: { type: "string" } },
     allowPositionals: true,
   });
-  const corpus = await loadCorpus(required(values, "corpus"));
+  const corpus = await loadCorpus(existing(required(values, "corpus"), "--corpus"));
   if (positionals.length === 0) throw new UsageError("check needs at least one dump file");
+  for (const p of positionals) existing(p, "DUMP");
   return (await checkDumps(corpus, positionals, io)).failed === 0 ? 0 : 1;
 }
 
@@ -168,7 +189,7 @@ async function crosscheckCommand(args: string[], io: CliIO): Promise<number> {
     args,
     options: { corpus: { type: "string" }, out: { type: "string" }, python: { type: "string" } },
   });
-  const corpusPath = required(values, "corpus");
+  const corpusPath = existing(required(values, "corpus"), "--corpus");
   const corpus = await loadCorpus(corpusPath);
   const out = required(values, "out");
   const { ok, failed } = await writeCases(corpus.cases, out, io);
@@ -216,7 +237,8 @@ async function crosscheckCommand(args: string[], io: CliIO): Promise<number> {
 
 /**
  * The `zstream conformance …` command line: write | read | check. Returns the exit code (0 ok, 1 a case
- * or dump failed, 2 bad usage) instead of exiting, so the zstream CLI can delegate to it.
+ * or dump failed, 2 bad usage, 3 a ZarrStreamError) instead of exiting, so the zstream CLI can delegate
+ * to it. Any other error is thrown: zstream reports it as an internal error (exit 4).
  */
 export async function runConformanceCli(argv: string[], io: CliIO = processIO): Promise<number> {
   const [command, ...rest] = argv;
@@ -245,7 +267,8 @@ export async function runConformanceCli(argv: string[], io: CliIO = processIO): 
       io.stderr(USAGE);
       return 2;
     }
+    if (!(e instanceof ZarrStreamError)) throw e;
     io.stderr(`zstream-conformance: ${e.name}: ${e.message}`);
-    return 1;
+    return 3;
   }
 }

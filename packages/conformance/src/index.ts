@@ -1,5 +1,5 @@
 export { compareDump } from "./check.js";
-export { type CliIO, processIO, runConformanceCli } from "./cli.js";
+export { type CliIO, CONFORMANCE_USAGE, processIO, runConformanceCli } from "./cli.js";
 export { BUNDLED_CORPUS, findCase, loadCorpus, parseCorpus, roleOf, streamSchemaOf } from "./corpus.js";
 export { type RunCaseOptions, runCase } from "./driver.js";
 export { dumpStore } from "./dump.js";

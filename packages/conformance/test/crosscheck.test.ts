@@ -215,14 +215,20 @@ print(len(sys.argv) - 2)
     ]);
   });
 
-  test("§10 CLI: usage errors exit 2, unreadable inputs exit 1 naming the file", async () => {
+  test("§10 CLI: usage errors and missing inputs exit 2 naming the file, unreadable dumps fail the check (1)", async () => {
     const usage = capture();
     assert.equal(await runConformanceCli(["write", "--corpus", BUNDLED_CORPUS], usage.io), 2);
     assert.match(usage.lines[0]!, /--out is required/);
     assert.equal(await runConformanceCli(["frobnicate"], capture().io), 2);
     const missing = capture();
-    assert.equal(await runConformanceCli(["check", "--corpus", join(out, "nope.json"), "x"], missing.io), 1);
-    assert.match(missing.lines[0]!, /SchemaError: corpus .*nope\.json: cannot read/);
+    assert.equal(await runConformanceCli(["check", "--corpus", join(out, "nope.json"), "x"], missing.io), 2);
+    assert.match(missing.lines[0]!, /--corpus .*nope\.json does not exist/);
+    const noDump = capture();
+    assert.equal(
+      await runConformanceCli(["check", "--corpus", BUNDLED_CORPUS, join(out, "nope.json")], noDump.io),
+      2,
+    );
+    assert.match(noDump.lines[0]!, /DUMP .*nope\.json does not exist/);
     const notDump = join(out, "not-a-dump.json");
     await writeFile(notDump, JSON.stringify({ schema: "something/else" }));
     const bad = capture();

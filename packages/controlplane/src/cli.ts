@@ -5,6 +5,8 @@ import type { ClaimObserver } from "./claim-observer.js";
 import type { ClaimView, ClearedClaim } from "./claims.js";
 import { ControlPlane } from "./control-plane.js";
 import type { Clock, JsonObject } from "./documents.js";
+import { ClaimConflict, ManifestError, NoControlPlane, SnapshotRebuildRefused } from "./errors.js";
+import { ROOT } from "./layout.js";
 import { canonicalJson } from "./pyjson.js";
 import { ATTR_INDEX, type ResolvedIndexDeclaration, readResolvedIndexRecord } from "./resolved-index.js";
 import type { RunView } from "./wal-reader.js";
@@ -19,15 +21,57 @@ export interface CliIo {
   observer?: ClaimObserver;
 }
 
-const USAGE = `usage: <command> --store DIR [options]
+/** The help text of `zstream cp` (zstream prints it for --help on cp and every cp subcommand). */
+export const CONTROL_PLANE_USAGE = `Usage: zstream cp <subcommand> --store STORE [options]
+
+The .firecube control plane of a store: runs, claims, snapshots and the resolved index. STORE must exist
+and have a control plane (a .firecube/ object); a cp command never creates one.
+
+Subcommands:
   runs list [--json]
   runs abandon (--run-id ID | --all-stale) [--reason TEXT] [--dry-run] [--force]
   claims list [--json]
   claims clear (--domain PRODUCT:CATEGORY:NAME | --all-stale) [--force] [--dry-run]
   snapshots rebuild | snapshots status [--json]
   index show | index verify | index rebuild [--json]
-  recover [--reason TEXT] [--dry-run]   (exit 0 only when everything was recovered, 1 when something is left)
-  common: --product NAME (default: inferred from runs or claims)`;
+  recover [--reason TEXT] [--dry-run] [--json]
+
+Options on every subcommand:
+  --store STORE   a directory, file:// or s3:// URL (required)
+  --product NAME  default: inferred from runs or claims
+  -h, --help      show this help
+
+Read only: runs list, claims list, snapshots status, index show, index verify, and --dry-run.
+Exit codes: 0 ok, 1 refused or incomplete (a fresh run or claim, recover left something), 2 usage,
+3 store or contract error (no control plane, ControlPlaneCorrupt, StoreError, ...).
+
+Example:
+  zstream cp runs list --store /tmp/run.zarr --json
+`;
+const USAGE = CONTROL_PLANE_USAGE;
+
+/** Every subcommand, so a misspelt one is a usage error before the store is opened. */
+const SUBCOMMANDS = new Set([
+  "runs list",
+  "runs abandon",
+  "claims list",
+  "claims clear",
+  "snapshots rebuild",
+  "snapshots status",
+  "index show",
+  "index verify",
+  "index rebuild",
+  "recover",
+]);
+
+/**
+ * Exit 1 rather than 3: a refusal to touch something fresh or blocking (like a recovery that could not
+ * complete), and `index verify` finding the record malformed or its hash wrong (the check failed).
+ */
+function refusedOrFailed(e: unknown, cmd: string): boolean {
+  if (cmd === "index verify" && e instanceof ManifestError) return true;
+  return e instanceof ProtocolError || e instanceof ClaimConflict || e instanceof SnapshotRebuildRefused;
+}
 
 class UsageError extends Error {}
 
@@ -43,6 +87,7 @@ const OPTIONS = {
   json: { type: "boolean" },
   // The reference asks for this in non-interactive use; we never prompt, so it is accepted and ignored.
   "yes-i-really-mean-it": { type: "boolean" },
+  help: { type: "boolean", short: "h" },
 } as const;
 
 type Flags = {
@@ -206,8 +251,6 @@ async function dispatch(cp: ControlPlane, words: string[], f: Flags, io: CliIo):
       return 0;
     }
     case "runs abandon": {
-      if (!f["run-id"] === !f["all-stale"])
-        throw new UsageError("runs abandon needs exactly one of --run-id or --all-stale");
       const runs = await cp.listRuns();
       const targets = f["run-id"]
         ? [f["run-id"]]
@@ -243,8 +286,6 @@ async function dispatch(cp: ControlPlane, words: string[], f: Flags, io: CliIo):
       return 0;
     }
     case "claims clear": {
-      if (!f.domain === !f["all-stale"])
-        throw new UsageError("claims clear needs exactly one of --domain or --all-stale");
       if (f["all-stale"]) {
         const cleared = await cp.sweepStaleClaims({ dryRun: f["dry-run"] ?? false });
         const names = cleared.map(clearedName);
@@ -308,21 +349,39 @@ async function dispatch(cp: ControlPlane, words: string[], f: Flags, io: CliIo):
   }
 }
 
-/** The control-plane commands of the later CLI, in-process: returns the exit code (0 ok, 1 refused, 2 usage). */
+/**
+ * The control-plane commands of the later CLI, in-process: returns the exit code (0 ok, 1 refused or
+ * incomplete, 2 usage, 3 store or contract error). A store without `.firecube/` is NoControlPlane before
+ * anything is read or written.
+ */
 export async function runControlPlaneCli(argv: string[], io: CliIo): Promise<number> {
   let flags: Flags;
   let words: string[];
   try {
     const parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+    if (parsed.values.help) {
+      io.out(USAGE);
+      return 0;
+    }
     flags = parsed.values as Flags;
     words = parsed.positionals;
-    if (!flags.store) throw new UsageError("--store DIR is required");
+    const cmd = words.join(" ");
+    if (!SUBCOMMANDS.has(cmd)) throw new UsageError(`unknown command: ${cmd || "(none)"}`);
+    if (!flags.store) throw new UsageError("--store STORE is required");
+    if (cmd === "runs abandon" && !flags["run-id"] === !flags["all-stale"])
+      throw new UsageError("runs abandon needs exactly one of --run-id or --all-stale");
+    if (cmd === "claims clear" && !flags.domain === !flags["all-stale"])
+      throw new UsageError("claims clear needs exactly one of --domain or --all-stale");
   } catch (e) {
-    io.err(`${(e as Error).message}\n${USAGE}\n`);
+    io.err(`${(e as Error).message}\n\n${USAGE}`);
     return 2;
   }
   try {
     const store = await (io.openStore ?? openStore)(flags.store);
+    if ((await store.list(ROOT)).length === 0)
+      throw new NoControlPlane(
+        `${flags.store} has no control plane (no ${ROOT} in ${store.url}): nothing to ${words[0] === "recover" ? "recover" : "read"}`,
+      );
     const product = flags.product ?? (await inferProduct(store, io));
     const opts = {
       product,
@@ -344,8 +403,9 @@ export async function runControlPlaneCli(argv: string[], io: CliIo): Promise<num
     }
     if (e instanceof ZarrStreamError) {
       io.err(`${e.name}: ${e.message}\n`);
-      return 1;
+      return refusedOrFailed(e, words.join(" ")) ? 1 : 3;
     }
+    // The caller's own errors (zstream's: a STORE that does not exist) carry their own exit code.
     throw e;
   }
 }

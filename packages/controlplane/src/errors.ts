@@ -65,6 +65,14 @@ export class ManifestError extends ZarrStreamError {
   }
 }
 
+/**
+ * A store without a control plane (no `.firecube/` object): the control-plane commands have nothing to
+ * list or recover there, and refuse rather than create one.
+ */
+export class NoControlPlane extends ZarrStreamError {
+  override name = "NoControlPlane";
+}
+
 export type RebuildRefusalReason = "blocking-claims" | "live-runs";
 
 /** A snapshot rebuild is refused while claims or live/orphaned runs exist. */

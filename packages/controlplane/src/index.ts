@@ -6,7 +6,7 @@ export {
   type HeldClaim,
   isStale as isClaimStale,
 } from "./claims.js";
-export { type CliIo, runControlPlaneCli } from "./cli.js";
+export { type CliIo, CONTROL_PLANE_USAGE, runControlPlaneCli } from "./cli.js";
 export { ControlPlane, type ControlPlaneOptions, type StartRunOptions } from "./control-plane.js";
 export type { ClaimDoc, Clock, JsonNumber, JsonObject, RunRecordDoc, WalEvent } from "./documents.js";
 export {
@@ -16,6 +16,7 @@ export {
   InexactNumber,
   ManifestError,
   type ManifestErrorReason,
+  NoControlPlane,
   ResolvedIndexConflict,
   SnapshotRebuildRefused,
 } from "./errors.js";

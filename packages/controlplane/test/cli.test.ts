@@ -56,6 +56,33 @@ test("cli: usage errors exit 2 and name the problem", async () => {
   assert.equal((await cli("runs", "abandon")).code, 2);
   assert.equal((await cli("claims", "clear", "--domain", "x", "--all-stale")).code, 2);
   assert.equal((await cli("runs", "list", "--bogus")).code, 2);
+  const help = await cli("runs", "list", "--help");
+  assert.equal(help.code, 0);
+  assert.match(help.out, /^Usage: zstream cp <subcommand> --store STORE/);
+  assert.doesNotMatch(help.out, /<command>/);
+});
+
+test("cli: a store without .firecube/ is NoControlPlane (exit 3) for every subcommand, and stays empty", async () => {
+  const { io } = harness();
+  const empty = io.openStore("/empty");
+  for (const words of [
+    ["runs", "list"],
+    ["claims", "list"],
+    ["snapshots", "status"],
+    ["recover"],
+    ["recover", "--dry-run"],
+  ]) {
+    let err = "";
+    const code = await runControlPlaneCli([...words, "--store", "/empty"], {
+      ...io,
+      err: (t) => {
+        err += t;
+      },
+    });
+    assert.equal(code, 3, words.join(" "));
+    assert.match(err, /NoControlPlane: \/empty has no control plane/);
+  }
+  assert.deepEqual(await empty.list(""), []);
 });
 
 test("cli: recovery after a crash — runs list, abandon, claims clear, snapshots rebuild, resume", async () => {
@@ -115,7 +142,9 @@ test("cli: recovery after a crash — runs list, abandon, claims clear, snapshot
 
 test("cli: claims clear --domain refuses a fresh claim unless --force", async () => {
   const { cli, writer } = harness();
-  await (await writer("alice")).acquireClaim("zarr_region:g:slot=1");
+  const alice = await writer("alice");
+  await alice.startRun({ runId: "alice-run" });
+  await alice.acquireClaim("zarr_region:g:slot=1");
   let r = await cli("claims", "clear", "--domain", "demo:zarr_region:g:slot=1");
   assert.equal(r.code, 1);
   assert.match(r.err, /ClaimConflict: .*held by alice \(fresh/);

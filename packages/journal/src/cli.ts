@@ -1,5 +1,5 @@
 import { once } from "node:events";
-import { createWriteStream } from "node:fs";
+import { createWriteStream, existsSync, statSync } from "node:fs";
 import { readFile, rename, writeFile } from "node:fs/promises";
 import { extname } from "node:path";
 import { parseArgs } from "node:util";
@@ -32,6 +32,13 @@ Commands:
 
 Options:
   -h, --help   Show this help.
+
+compose, prune and export read an existing journal: a --db that does not exist is a usage error, never
+created. Exit codes: 0 ok, 2 usage (a missing option or file), 3 a JournalError or other store or
+contract error.
+
+Example:
+  zstream journal publish --db journal.db --store parts/ rows.csv
 `;
 
 class UsageError extends Error {}
@@ -82,6 +89,12 @@ async function write(out: NodeJS.WritableStream, chunk: Uint8Array | string): Pr
   if (!out.write(chunk)) await once(out, "drain");
 }
 
+/** An existing journal for the commands that only read or prune it: opening SQLite would create the file. */
+function existingDb(values: Values): void {
+  const db = required(values, "db");
+  if (!existsSync(db)) throw new UsageError(`--db ${db} does not exist`);
+}
+
 async function withJournal<T>(
   values: Values,
   run: (registry: SqliteJournalRegistry, store: FsStore) => Promise<T>,
@@ -109,6 +122,8 @@ function watermarkArg(text: string): number | bigint {
 async function publish(values: Values, positionals: string[], io: CliIo): Promise<void> {
   const [file, ...extra] = positionals;
   if (file === undefined || extra.length > 0) throw new UsageError("publish takes exactly one FILE");
+  if (!existsSync(file)) throw new UsageError(`FILE ${file} does not exist`);
+  if (statSync(file).isDirectory()) throw new UsageError(`FILE ${file} is a directory`);
   const watermark = values.watermark === undefined ? undefined : watermarkArg(values.watermark);
   const format = formatOf(values, file);
   const maxParts = integer(values, "max-parts");
@@ -141,6 +156,7 @@ async function publish(values: Values, positionals: string[], io: CliIo): Promis
 }
 
 async function compose(values: Values, io: CliIo): Promise<void> {
+  existingDb(values);
   const out = values.out;
   await withJournal(values, async (registry, store) => {
     if (out === undefined) {
@@ -160,6 +176,7 @@ async function compose(values: Values, io: CliIo): Promise<void> {
 
 async function prune(values: Values, io: CliIo): Promise<void> {
   const cutoff = required(values, "cutoff");
+  existingDb(values);
   const dryRun = values["dry-run"] === true;
   const plan = await withJournal(values, (registry, store) =>
     pruneJournal(registry, store, { cutoff, dryRun }),
@@ -174,14 +191,16 @@ async function prune(values: Values, io: CliIo): Promise<void> {
 
 async function exportZip(values: Values, io: CliIo): Promise<void> {
   const out = required(values, "out");
+  existingDb(values);
   const zip = await withJournal(values, (registry, store) => exportSession(registry, store));
   await writeFile(out, zip);
   await write(io.stdout, `${JSON.stringify({ out, bytes: zip.length })}\n`);
 }
 
 /**
- * `zstream journal …` in-process: returns the exit code (0 ok, 1 failed, 2 usage) and never exits the
- * process, so the CLI package can delegate to it and tests can call it.
+ * `zstream journal …` in-process: returns the exit code (0 ok, 2 usage, 3 a JournalError or other
+ * ZarrStreamError) and never exits the process, so the CLI package can delegate to it and tests can call
+ * it. Any other error is thrown: zstream reports it as an internal error (exit 4).
  */
 export async function runJournalCli(argv: string[], io: CliIo): Promise<number> {
   let parsed: { values: Values; positionals: string[] };
@@ -214,9 +233,8 @@ export async function runJournalCli(argv: string[], io: CliIo): Promise<number> 
     }
     if (error instanceof ZarrStreamError || error instanceof JournalError) {
       await write(io.stderr, `error: ${error.name}: ${error.message}\n`);
-      return 1;
+      return 3;
     }
-    await write(io.stderr, `error: ${(error as Error).message ?? String(error)}\n`);
-    return 1;
+    throw error;
   }
 }

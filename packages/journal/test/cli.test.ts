@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { describe, test } from "node:test";
@@ -76,7 +76,7 @@ describe("zstream journal CLI (in-process)", () => {
     );
   });
 
-  test("--help prints usage; bad usage exits 2; contract errors exit 1 naming the error", async (t) => {
+  test("--help prints usage; bad usage exits 2; contract errors exit 3 naming the error", async (t) => {
     const help = await cli(["--help"]);
     assert.equal(help.code, 0);
     assert.match(help.stdout, /publish --db F --store DIR FILE/);
@@ -90,18 +90,21 @@ describe("zstream journal CLI (in-process)", () => {
       ["publish", "--db", db, "--store", store],
       ["compose", "--store", store],
       ["publish", "--bogus"],
+      ["publish", "--db", db, "--store", store, join(dir, "no-such.csv")],
+      ["compose", "--db", join(dir, "no-such.db"), "--store", store],
     ]) {
       const r = await cli(argv);
       assert.equal(r.code, 2, `${argv.join(" ")}: ${r.stderr}`);
       assert.match(r.stderr, /^error: /);
     }
+    assert.equal(existsSync(join(dir, "no-such.db")), false, "compose never creates a journal");
     const noFormat = join(dir, "part.txt");
     writeFileSync(noFormat, "a\r\n1\r\n");
     const r = await cli(["publish", "--db", db, "--store", store, noFormat]);
-    assert.equal(r.code, 1);
+    assert.equal(r.code, 3);
     assert.match(r.stderr, /JournalError: .*format/);
     const badCutoff = await cli(["prune", "--db", db, "--store", store, "--cutoff", "soon"]);
-    assert.equal(badCutoff.code, 1);
+    assert.equal(badCutoff.code, 3);
     assert.match(badCutoff.stderr, /JournalError: cutoff "soon" is not a date/);
   });
 });

@@ -1,4 +1,5 @@
 import {
+  isOutputManifestV2,
   isPagedManifest,
   type OutputManifest,
   type OutputManifestV2,
@@ -8,7 +9,7 @@ import {
   validateOutputManifest,
 } from "@zarr-stream/spec";
 import type { ReadableStore, Store } from "@zarr-stream/store";
-import { isMissingPage, pagedRecordEntry, resolveManifestBytes } from "./manifest-pages.js";
+import { resolveManifestBytes } from "./manifest-pages.js";
 import { cachedDocument, deepFreeze } from "./metadata-cache.js";
 import { normalizePythonV1Spelling, usesPythonV1Spelling } from "./python-v1-spelling.js";
 
@@ -24,9 +25,11 @@ export function parseJsonObject(bytes: Uint8Array, key: string): unknown {
 }
 
 /**
- * Seed §7: the v1 or v2 manifest, validated against its pinned label. A v1 manifest in EarthSciIO's
- * Python spelling is read in the contract's spelling (python-v1-spelling.ts). Parsed once per store handle
- * and version (metadata-cache.ts): the result is frozen and shared, so copy what you change.
+ * Seed §7: the v1 or v2 manifest, validated against its pinned label; a v2 manifest in the paged form
+ * (its own label, docs/manifest-pages.md) is returned with its pages resolved and its label kept. A v1
+ * manifest in EarthSciIO's Python spelling is read in the contract's spelling (python-v1-spelling.ts).
+ * Parsed once per store handle and version (metadata-cache.ts): the result is frozen and shared, so copy
+ * what you change.
  */
 export async function readOutputManifest(store: ReadableStore): Promise<OutputManifest> {
   const m = await readOutputManifestIfPresent(store);
@@ -37,32 +40,6 @@ export async function readOutputManifest(store: ReadableStore): Promise<OutputMa
 /** The manifest, or undefined when the store has none yet (a v1 store before its first commit). */
 export async function readOutputManifestIfPresent(store: ReadableStore): Promise<OutputManifest | undefined> {
   return cachedDocument(store, MANIFEST_KEY, "manifest", (bytes) => resolveReaderManifest(store, bytes));
-}
-
-/**
- * The manifest to read record `index` by, and whether that record is committed. Only the stored head
- * (vars, dims, n_records, the page refs) is parsed and, in a paged indexed manifest, the one page holding
- * the record's entry is fetched (with the one index page naming it, when there are index pages), so the
- * first read after a commit costs the same at any record count; the head's paged lists stay unresolved,
- * so callers take only its head fields from it. A page gone (collected
- * after a newer manifest landed) falls back to the whole manifest, which reads the manifest again.
- */
-export async function readRecordState(
-  store: ReadableStore,
-  index: number,
-): Promise<{ manifest: OutputManifest; committed: boolean }> {
-  const head = await cachedDocument(store, MANIFEST_KEY, "manifest-head", parseReaderManifest);
-  if (head === undefined) throw new StoreError(`no ${MANIFEST_KEY} in ${store.url}`, MANIFEST_KEY);
-  const records = isV2(head) && head.time_mode === "indexed" ? head.records : undefined;
-  if (!isPagedManifest(head)) return { manifest: head, committed: isRecordCommitted(head, index) };
-  if (records === undefined) return { manifest: head, committed: index < head.n_records };
-  try {
-    return { manifest: head, committed: (await pagedRecordEntry(store, records, index))?.committed === true };
-  } catch (err) {
-    if (!isMissingPage(err)) throw err;
-  }
-  const m = await readOutputManifest(store);
-  return { manifest: m, committed: isRecordCommitted(m, index) };
 }
 
 /** Whether record `index` is committed in a resolved (or inline) manifest. */
@@ -90,7 +67,8 @@ async function resolveReaderManifest(store: ReadableStore, bytes: Uint8Array): P
   return manifest;
 }
 
-function parseReaderManifest(bytes: Uint8Array): OutputManifest {
+/** The manifest as stored (its head, for a paged one), in the contract's spelling, validated and frozen. */
+export function parseReaderManifest(bytes: Uint8Array): OutputManifest {
   return deepFreeze(validateOutputManifest(normalizePythonV1Spelling(parseJsonObject(bytes, MANIFEST_KEY))));
 }
 
@@ -136,8 +114,9 @@ function manifestForWriter(bytes: Uint8Array): OutputManifest {
   return validateOutputManifest(doc);
 }
 
+/** A v2 manifest, in the seed's form or the paged one (docs/manifest-pages.md). */
 export function isV2(m: OutputManifest): m is OutputManifestV2 {
-  return m.schema === "earthsciio/output-manifest/v2";
+  return isOutputManifestV2(m);
 }
 
 export function requireV2(m: OutputManifest, what: string): OutputManifestV2 {

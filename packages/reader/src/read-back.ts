@@ -12,7 +12,8 @@ import {
 } from "@zarr-stream/spec";
 import type { ReadableStore } from "@zarr-stream/store";
 import { checkOut, openArray, readArrayRegion } from "./array-region.js";
-import { isRecordCommitted, isV2, readOutputManifest, readRecordState } from "./manifest.js";
+import { arrayCovering, type RecordSnapshot, recordSnapshot } from "./committed-snapshot.js";
+import { isRecordCommitted, isV2, readOutputManifest } from "./manifest.js";
 
 export { isRecordCommitted };
 
@@ -96,27 +97,24 @@ export async function readRecord(
     throw new SchemaError(`record index ${index} is not a non-negative integer`);
   // Without a manifest given, zarr.json is read alongside the manifest's head, so on a cold cache the two
   // reads overlap; with one, the variable is checked first.
-  let m = opts.manifest;
-  let committed = m !== undefined && isRecordCommitted(m, index);
-  let opening: Promise<ZarrArray> | undefined;
-  if (m === undefined) {
-    opening = openArray(store, variable);
-    opening.catch(() => {});
-    ({ manifest: m, committed } = await readRecordState(store, index));
+  let early: Promise<ZarrArray> | undefined;
+  let snapshot: RecordSnapshot;
+  if (opts.manifest === undefined) {
+    early = openArray(store, variable);
+    early.catch(() => {});
+    snapshot = await recordSnapshot(store, index);
+  } else {
+    snapshot = { manifest: opts.manifest, committed: isRecordCommitted(opts.manifest, index) };
   }
+  const m = snapshot.manifest;
   const v = findVariable(m.vars, variable, "variable");
-  if (!committed) throw new NotCommitted(`record ${index} of ${store.url} is not committed`);
+  if (!snapshot.committed) throw new NotCommitted(`record ${index} of ${store.url} is not committed`);
   const sel = selectionFor(m, v.dims, region, `readRecord(${variable})`);
   const tAxis = v.dims.indexOf(m.time_dim);
   sel[tAxis] = [index, index + 1];
   const what = `readRecord(${variable})`;
   if (opts.out !== undefined) checkOut(what, v.dtype, elements(sel), opts.out);
-  let array = await (opening ?? openArray(store, variable));
-  // A commit that grew the array can land between the concurrent zarr.json and manifest reads, pairing the
-  // new manifest with the old shape. The writer grows zarr.json before the manifest names the record, so
-  // zarr.json read after the manifest covers it.
-  if (opening !== undefined && sel.some(([, b], d) => b > array.shape[d]!))
-    array = await openArray(store, variable);
+  const array = await arrayCovering(store, variable, early ?? openArray(store, variable), sel);
   const data = await readArrayRegion(store, variable, array, sel, { out: opts.out });
   const keep = v.dims.map((_, i) => i).filter((i) => i !== tAxis);
   return {

@@ -13,10 +13,10 @@ import { MANIFEST_KEY, manifestPageRefs, readManifestVersioned, readOutputManife
 const P = MANIFEST_PAGE_SIZE;
 const encode = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
 
-/** An append v2 manifest of `nShards` one-record time shards from t = `t0`: paged past P shards. */
+/** An append v2 manifest in the paged form of `nShards` one-record time shards from t = `t0`: paged past P shards. */
 function appendManifest(nShards: number, t0: number): OutputManifestV2 {
   return {
-    schema: "earthsciio/output-manifest/v2",
+    schema: "zarr-stream/output-manifest/v2-paged",
     base_url: "memory://pages",
     format: "zarr",
     zarr_format: 3,

@@ -1,12 +1,17 @@
 import { compareCodePoints } from "./canonical-json.js";
 import { SchemaError } from "./errors.js";
 import { commitTokenJsonSchema } from "./schemas/commit-token.js";
-import { outputManifestV1JsonSchema, outputManifestV2JsonSchema } from "./schemas/output-manifest.js";
+import {
+  outputManifestV1JsonSchema,
+  outputManifestV2JsonSchema,
+  outputManifestV2PagedJsonSchema,
+} from "./schemas/output-manifest.js";
 import { regionJsonSchema, roleJsonSchema } from "./schemas/role.js";
 import {
   type CommitToken,
   OUTPUT_MANIFEST_V1,
   OUTPUT_MANIFEST_V2,
+  OUTPUT_MANIFEST_V2_PAGED,
   type OutputManifest,
   type OutputManifestV1,
   type OutputManifestV2,
@@ -81,8 +86,17 @@ export function validateCommitToken(value: unknown): CommitToken {
 
 const MANIFEST_V1 = "output manifest v1";
 const MANIFEST_V2 = "output manifest v2";
+const MANIFEST_V2_PAGED = "output manifest v2-paged";
 const manifestV1Shape = makeValidator<OutputManifestV1>(outputManifestV1JsonSchema, MANIFEST_V1);
 const manifestV2Shape = makeValidator<OutputManifestV2>(outputManifestV2JsonSchema, MANIFEST_V2);
+const manifestV2PagedShape = makeValidator<OutputManifestV2>(
+  outputManifestV2PagedJsonSchema,
+  MANIFEST_V2_PAGED,
+);
+
+/** The name errors give a v2 manifest: its form's. */
+const docName = (m: OutputManifestV2) =>
+  m.schema === OUTPUT_MANIFEST_V2_PAGED ? MANIFEST_V2_PAGED : MANIFEST_V2;
 
 function checkCommonManifest(doc: string, m: OutputManifestV1 | OutputManifestV2): void {
   const names = m.dims.map((d) => d.name);
@@ -103,14 +117,46 @@ export function validateOutputManifestV1(value: unknown): OutputManifestV1 {
 }
 
 /**
- * v2 shape plus its cross-field rules (docs/output-manifest-v2.md). A paged manifest as stored
- * (docs/manifest-pages.md) passes with the rules on its paged lists left to resolveManifestPages, which
- * checks them on the resolved lists.
+ * v2 shape plus its cross-field rules (docs/output-manifest-v2.md), by label: under the seed's label every
+ * list is inline (no page refs); under OUTPUT_MANIFEST_V2_PAGED a manifest as stored
+ * (docs/manifest-pages.md) may keep a list in pages, and passes with the rules on its paged lists left to
+ * resolveManifestPages, which checks them on the resolved lists.
  */
 export function validateOutputManifestV2(value: unknown): OutputManifestV2 {
+  const label = labelOf(value);
+  if (label === OUTPUT_MANIFEST_V2_PAGED) {
+    const m = manifestV2PagedShape(value);
+    checkOutputManifestV2Rules(m, hasPagedLists(m));
+    return m;
+  }
+  refusePageRefs(value);
   const m = manifestV2Shape(value);
-  checkOutputManifestV2Rules(m, hasPagedLists(m));
+  checkOutputManifestV2Rules(m);
   return m;
+}
+
+/**
+ * Page refs under the seed's label: refused (the shape would refuse them too) with a message saying what
+ * such a manifest is. zarr-stream wrote paged manifests under the seed's label before the paged form had
+ * a label of its own; `zstream manifest pages on|off` relabels one.
+ */
+function refusePageRefs(value: unknown): void {
+  if (value === null || typeof value !== "object") return;
+  const doc = value as { time_shard_pages?: unknown; records?: { pages?: unknown; page_index?: unknown } };
+  const pointer =
+    doc.time_shard_pages !== undefined
+      ? "/time_shard_pages"
+      : doc.records?.pages !== undefined
+        ? "/records/pages"
+        : doc.records?.page_index !== undefined
+          ? "/records/page_index"
+          : undefined;
+  if (pointer === undefined) return;
+  fail(
+    MANIFEST_V2,
+    pointer,
+    `page refs under the seed's label, whose lists are whole: a paged manifest is labelled ${OUTPUT_MANIFEST_V2_PAGED} (zstream manifest pages on|off relabels one written by an earlier zarr-stream)`,
+  );
 }
 
 /** Whether a v2 manifest as stored keeps a list in pages (docs/manifest-pages.md). */
@@ -123,7 +169,7 @@ const hasPagedRecords = (m: OutputManifestV2) =>
 
 /** Where a paged manifest keeps its lists (docs/manifest-pages.md): records in indexed mode, time shards in append. */
 function checkPagedLists(m: OutputManifestV2): void {
-  const doc = MANIFEST_V2;
+  const doc = MANIFEST_V2_PAGED;
   if (m.records?.pages !== undefined && m.records.page_index !== undefined)
     fail(doc, "/records/page_index", "records has pages or page_index, not both");
   if (m.records !== undefined && hasPagedRecords(m)) {
@@ -140,7 +186,7 @@ function checkPagedLists(m: OutputManifestV2): void {
 
 /** The v2 cross-field rules; `paged` skips those on the lists that live partly in pages. */
 export function checkOutputManifestV2Rules(m: OutputManifestV2, paged = false): void {
-  const doc = MANIFEST_V2;
+  const doc = docName(m);
   if (!paged) checkCommonManifest(doc, m);
   else if (!m.dims.some((d) => d.name === m.time_dim)) fail(doc, "/time_dim", `"${m.time_dim}" is not a dim`);
   const timeLength = m.dims.find((d) => d.name === m.time_dim)!.length;
@@ -182,14 +228,21 @@ export function checkOutputManifestV2Rules(m: OutputManifestV2, paged = false): 
   });
 }
 
-/** Dispatches on the exact `schema` label (readers pin it, seed §8.1); any other label is refused. */
+function labelOf(value: unknown): unknown {
+  return value !== null && typeof value === "object" && !Array.isArray(value)
+    ? (value as Record<string, unknown>).schema
+    : undefined;
+}
+
+/**
+ * Dispatches on the exact `schema` label (readers pin it, seed §8.1): the seed's v1 and v2, and the paged
+ * form of v2 (docs/manifest-pages.md); any other label is refused.
+ */
 export function validateOutputManifest(value: unknown): OutputManifest {
-  const label =
-    value !== null && typeof value === "object" && !Array.isArray(value)
-      ? (value as Record<string, unknown>).schema
-      : undefined;
+  const label = labelOf(value);
   if (label === OUTPUT_MANIFEST_V1) return validateOutputManifestV1(value);
-  if (label === OUTPUT_MANIFEST_V2) return validateOutputManifestV2(value);
+  if (label === OUTPUT_MANIFEST_V2 || label === OUTPUT_MANIFEST_V2_PAGED)
+    return validateOutputManifestV2(value);
   return fail("output manifest", "/schema", `unknown manifest label ${JSON.stringify(label) ?? "(none)"}`);
 }
 

@@ -114,6 +114,25 @@ export class SymlinkRefused extends StoreError {
 }
 
 /**
+ * FsStore: the file system refused a write for lack of space (ENOSPC) or of quota (EDQUOT). The call
+ * changed no object: the key holds what it held before (or stays absent), and no staging or lock file of
+ * the call is left. `path` is the object's file, on the file system to free space on; `code` is the errno.
+ * Once space is freed the same call, or a writer's resume, goes on (store-capabilities.md, "Full disks").
+ */
+export class StoreFull extends StoreError {
+  override name = "StoreFull";
+  constructor(
+    message: string,
+    key: string,
+    readonly path: string,
+    readonly code: "ENOSPC" | "EDQUOT",
+    options?: { cause?: unknown },
+  ) {
+    super(message, key, options);
+  }
+}
+
+/**
  * A pinned read (ReadableStore.pin) found its object replaced or deleted since the read pinned it (S3 and
  * HTTP: 412 on If-Match; MemoryStore: another version). Nothing of the other version was handed out; the
  * caller starts its read of the object again.
@@ -206,6 +225,21 @@ export class ClaimLost extends ZarrStreamError {
   constructor(
     message: string,
     readonly domain: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * A rewrite of the output manifest that changes no committed state (`zstream manifest pages on|off`)
+ * found it changed since it was read: another process wrote it in between. The rewrite's compare-and-swap
+ * was refused, so the manifest is the other process's; run the rewrite again once nothing is writing.
+ */
+export class ManifestChanged extends ZarrStreamError {
+  override name = "ManifestChanged";
+  constructor(
+    message: string,
+    readonly key: string,
   ) {
     super(message);
   }

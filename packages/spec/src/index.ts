@@ -53,7 +53,11 @@ export { SCHEMA_FILES, schemaFileText } from "./schema-files.js";
 export { commitTokenJsonSchema } from "./schemas/commit-token.js";
 export * from "./schemas/conformance.js";
 export * from "./schemas/journal-row.js";
-export { outputManifestV1JsonSchema, outputManifestV2JsonSchema } from "./schemas/output-manifest.js";
+export {
+  outputManifestV1JsonSchema,
+  outputManifestV2JsonSchema,
+  outputManifestV2PagedJsonSchema,
+} from "./schemas/output-manifest.js";
 export { regionJsonSchema, roleJsonSchema } from "./schemas/role.js";
 export { streamSchemaJsonSchema } from "./schemas/stream-schema.js";
 export { zarrArrayJsonSchema, zarrGroupJsonSchema } from "./schemas/zarr.js";

@@ -8,7 +8,7 @@ import { pythonFloatRepr } from "./float.js";
 import { manifestPageRef, recordEntry, timeShardEntry } from "./schemas/output-manifest.js";
 import {
   type ManifestPageRef,
-  OUTPUT_MANIFEST_V2,
+  OUTPUT_MANIFEST_V2_PAGED,
   type OutputManifest,
   type OutputManifestV2,
   type RecordEntry,
@@ -202,7 +202,8 @@ export function indexedTimeShards(entries: readonly RecordEntry[], shardT: numbe
 }
 
 /**
- * The manifest as stored, from the resolved one and the refs of its sealed pages. Indexed with paged
+ * The paged manifest as stored, from the resolved one and the refs of its sealed pages, under the paged
+ * label (a list's tail under the seed's label would be misread as the whole list). Indexed with paged
  * records: `records` is `{pages, entries: []}`, or `{page_index, entries: []}` when the record pages have
  * index pages, and `time_shards` is empty (derived on resolution). Append with paged time shards:
  * `time_shards` holds the tail and `time_shard_pages` (last key) the refs.
@@ -215,16 +216,20 @@ export function pagedManifest(
     timeShards?: { refs: ManifestPageRef[]; tail: TimeShardEntry[] };
   },
 ): OutputManifestV2 {
+  const paged = { ...m, schema: OUTPUT_MANIFEST_V2_PAGED } as const;
   if (pages.recordIndex !== undefined && pages.recordIndex.length > 0)
-    return { ...m, time_shards: [], records: { page_index: pages.recordIndex, entries: [] } };
+    return { ...paged, time_shards: [], records: { page_index: pages.recordIndex, entries: [] } };
   if (pages.records !== undefined && pages.records.length > 0)
-    return { ...m, time_shards: [], records: { pages: pages.records, entries: [] } };
+    return { ...paged, time_shards: [], records: { pages: pages.records, entries: [] } };
   if (pages.timeShards !== undefined && pages.timeShards.refs.length > 0)
-    return { ...m, time_shards: pages.timeShards.tail, time_shard_pages: pages.timeShards.refs };
-  return m;
+    return { ...paged, time_shards: pages.timeShards.tail, time_shard_pages: pages.timeShards.refs };
+  return paged;
 }
 
-/** A v2 manifest as stored, composed from the resolved one with fresh pages (pure; for tests and tools). */
+/**
+ * A v2 manifest in the paged form as stored, composed from the resolved one with fresh pages (pure; for
+ * tests and tools).
+ */
 export function pageManifest(m: OutputManifestV2): {
   manifest: OutputManifestV2;
   pages: ManifestPage<object>[];
@@ -242,8 +247,12 @@ export function pageManifest(m: OutputManifestV2): {
   return { manifest: pagedManifest(m, { timeShards: { refs: pages.map((p) => p.ref), tail } }), pages };
 }
 
+/**
+ * Whether a manifest as stored keeps a list in pages, which a reader must resolve: only the paged form
+ * does (validateOutputManifest refuses page refs under the seed's label).
+ */
 export function isPagedManifest(m: OutputManifest): boolean {
-  return m.schema === OUTPUT_MANIFEST_V2 && hasPagedLists(m);
+  return m.schema === OUTPUT_MANIFEST_V2_PAGED && hasPagedLists(m);
 }
 
 const recordPage = makeValidator<RecordEntry[]>(
@@ -310,9 +319,9 @@ async function resolveList<L extends PagedList>(
     if (ref.first !== at) {
       const p = `${pointerOf(i)}/first`;
       throw new SchemaError(
-        `output manifest v2: ${p}: ${ref.first}, expected ${at}`,
+        `output manifest v2-paged: ${p}: ${ref.first}, expected ${at}`,
         p,
-        "output manifest v2",
+        "output manifest v2-paged",
       );
     }
     at += ref.count;
@@ -349,7 +358,7 @@ export async function resolveManifestPages(
   fetch: ManifestPageFetch,
   stored?: StoredPages[],
 ): Promise<OutputManifest> {
-  if (m.schema !== OUTPUT_MANIFEST_V2 || !isPagedManifest(m)) return m;
+  if (m.schema !== OUTPUT_MANIFEST_V2_PAGED || !isPagedManifest(m)) return m;
   const { time_shard_pages, ...out } = m;
   if (time_shard_pages) {
     stored?.push({ list: "time_shards", refs: time_shard_pages });

@@ -8,7 +8,11 @@
  */
 import { commitTokenJsonSchema } from "./schemas/commit-token.js";
 import { conformanceCorpusJsonSchema, conformanceDumpJsonSchema } from "./schemas/conformance.js";
-import { outputManifestV1JsonSchema, outputManifestV2JsonSchema } from "./schemas/output-manifest.js";
+import {
+  outputManifestV1JsonSchema,
+  outputManifestV2JsonSchema,
+  outputManifestV2PagedJsonSchema,
+} from "./schemas/output-manifest.js";
 import { regionJsonSchema } from "./schemas/role.js";
 import { streamSchemaJsonSchema } from "./schemas/stream-schema.js";
 import { zarrArrayJsonSchema, zarrGroupJsonSchema } from "./schemas/zarr.js";
@@ -49,6 +53,11 @@ export const SCHEMA_FILES: Readonly<Record<string, JsonObject>> = {
     "output-manifest-v2.schema.json",
     "earthsciio/output-manifest/v2",
     outputManifestV2JsonSchema,
+  ),
+  "output-manifest-v2-paged.schema.json": file(
+    "output-manifest-v2-paged.schema.json",
+    "zarr-stream/output-manifest/v2-paged (a v2 manifest whose long lists live in pages; not the seed's)",
+    outputManifestV2PagedJsonSchema,
   ),
   "commit-token.schema.json": file(
     "commit-token.schema.json",

@@ -54,6 +54,12 @@ export type BlobScope = "static" | { record: number };
 export const COMMIT_TOKEN_SCHEMA = "earthsciio/commit-token/v1";
 export const OUTPUT_MANIFEST_V1 = "earthsciio/output-manifest/v1";
 export const OUTPUT_MANIFEST_V2 = "earthsciio/output-manifest/v2";
+/**
+ * A v2 manifest whose long lists may live in pages (docs/manifest-pages.md). Its own label, outside the
+ * seed's `earthsciio/` names, so a reader that pins the seed's labels refuses it instead of reading a
+ * list's tail as the whole list; resolved, it is a v2 manifest field for field.
+ */
+export const OUTPUT_MANIFEST_V2_PAGED = "zarr-stream/output-manifest/v2-paged";
 
 export interface TokenRecord {
   index: number;
@@ -131,10 +137,12 @@ export interface ManifestBlob {
 /**
  * earthsciio/output-manifest/v2: every v1 field plus the fields below (decision recorded in
  * packages/spec/docs/output-manifest-v2.md). In append mode `records` is absent so the manifest
- * grows with time shards, not records.
+ * grows with time shards, not records. Labelled OUTPUT_MANIFEST_V2_PAGED, the same document in the
+ * paged form: the label is the store's form, kept by every writer that resumes it, and a paged
+ * manifest resolved (its lists read back from their pages) keeps it.
  */
 export interface OutputManifestV2 extends Omit<OutputManifestV1, "schema"> {
-  schema: typeof OUTPUT_MANIFEST_V2;
+  schema: typeof OUTPUT_MANIFEST_V2 | typeof OUTPUT_MANIFEST_V2_PAGED;
   fingerprint: string;
   time_mode: "append" | "indexed";
   n_writers: number;
@@ -143,13 +151,13 @@ export interface OutputManifestV2 extends Omit<OutputManifestV1, "schema"> {
   statics: VariableSpec[];
   statics_committed: string[];
   /**
-   * Indexed mode. In a paged manifest as stored, `pages` holds every entry (or `page_index` the index
+   * Indexed mode. In a paged manifest (OUTPUT_MANIFEST_V2_PAGED) as stored, `pages` holds every entry (or `page_index` the index
    * pages holding the refs of the pages that do), `entries` is empty and `time_shards` is empty too:
    * readers derive it from the entries (docs/manifest-pages.md).
    */
   records?: { pages?: ManifestPageRef[]; page_index?: ManifestPageRef[]; entries: RecordEntry[] };
   blobs: ManifestBlob[];
-  /** Append mode, in a manifest as stored: the sealed pages of `time_shards`, which then holds the tail. */
+  /** Append mode, in a paged manifest as stored: the sealed pages of `time_shards`, which then holds the tail. */
   time_shard_pages?: ManifestPageRef[];
 }
 
@@ -165,6 +173,16 @@ export interface ManifestPageRef {
 }
 
 export type OutputManifest = OutputManifestV1 | OutputManifestV2;
+
+/** Whether `m` is a v2 manifest, in the seed's form or the paged one. */
+export function isOutputManifestV2(m: OutputManifest): m is OutputManifestV2 {
+  return m.schema === OUTPUT_MANIFEST_V2 || m.schema === OUTPUT_MANIFEST_V2_PAGED;
+}
+
+/** Whether `m` is in the paged form: its label says so, whether or not a list has outgrown a page yet. */
+export function isPagedForm(m: OutputManifest): boolean {
+  return m.schema === OUTPUT_MANIFEST_V2_PAGED;
+}
 
 export type TypedArray =
   | Float64Array

@@ -13,6 +13,7 @@ import {
   makeManifestPage,
   manifestPageBytes,
   manifestPageKey,
+  OUTPUT_MANIFEST_V2_PAGED,
   type OutputManifestV2,
   pageManifest,
   type RecordEntry,
@@ -25,12 +26,16 @@ import { manifestV2 } from "./examples.js";
 
 const P = MANIFEST_PAGE_SIZE;
 
-/** An indexed manifest of `n` records, of which `committed` holds; its time shards summarise them. */
+/**
+ * An indexed manifest in the paged form of `n` records, of which `committed` holds; its time shards
+ * summarise them.
+ */
 function indexedManifest(flags: boolean[], shardT: number): OutputManifestV2 {
   const entries: RecordEntry[] = flags.map((c, i) => ({ committed: c, t: i * 1.5, generation: c ? 1 : 0 }));
   const lastT = entries.filter((e) => e.committed).at(-1)?.t ?? null;
   return {
     ...manifestV2,
+    schema: OUTPUT_MANIFEST_V2_PAGED,
     dims: manifestV2.dims.map((d) => (d.name === manifestV2.time_dim ? { ...d, length: flags.length } : d)),
     n_records: flags.length,
     shard_shape: { ...manifestV2.shard_shape, [manifestV2.time_dim]: shardT },
@@ -41,7 +46,7 @@ function indexedManifest(flags: boolean[], shardT: number): OutputManifestV2 {
   };
 }
 
-/** An append manifest whose `n` time shards each hold `shardT` records. */
+/** An append manifest in the paged form whose `n` time shards each hold `shardT` records. */
 function appendManifest(nShards: number, shardT: number): OutputManifestV2 {
   const time_shards = Array.from({ length: nShards }, (_, index) => ({
     index,
@@ -53,6 +58,7 @@ function appendManifest(nShards: number, shardT: number): OutputManifestV2 {
   const n = nShards * shardT;
   return {
     ...rest,
+    schema: OUTPUT_MANIFEST_V2_PAGED,
     time_mode: "append",
     dims: rest.dims.map((d) => (d.name === rest.time_dim ? { ...d, length: n } : d)),
     n_records: n,
@@ -278,4 +284,21 @@ test("an index page that is missing, tampered with or out of order fails resolut
     () => validateOutputManifest(both),
     (e) => e instanceof SchemaError && e.pointer === "/records/page_index",
   );
+});
+
+test("a paged body under the seed's v2 label is refused; under the paged label it is read", () => {
+  const seedLabel = "earthsciio/output-manifest/v2";
+  const indexed = pageManifest(indexedManifest(Array(P + 1).fill(true), 1)).manifest;
+  const append = pageManifest(appendManifest(P + 1, 1)).manifest;
+  for (const paged of [indexed, append]) {
+    assert.equal(validateOutputManifest(paged).schema, OUTPUT_MANIFEST_V2_PAGED);
+    assert.throws(
+      () => validateOutputManifest({ ...paged, schema: seedLabel }),
+      (e) => e instanceof SchemaError && /output manifest v2\b/.test(e.message),
+    );
+  }
+  // Every list inline is valid under either label: the label is the store's form, not its size.
+  const small = indexedManifest([true, false], 1);
+  assert.equal(validateOutputManifest(small).schema, OUTPUT_MANIFEST_V2_PAGED);
+  assert.equal(validateOutputManifest({ ...small, schema: seedLabel }).schema, seedLabel);
 });

@@ -4,14 +4,46 @@ import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { findPython, runPython } from "@zarr-stream/test-support/python";
 import { Ajv2020 } from "ajv/dist/2020.js";
-import { SCHEMA_FILES, schemaFileText } from "../src/index.js";
+import {
+  MANIFEST_PAGE_SIZE,
+  OUTPUT_MANIFEST_V2,
+  OUTPUT_MANIFEST_V2_PAGED,
+  type OutputManifestV2,
+  pageManifest,
+  SCHEMA_FILES,
+  schemaFileText,
+} from "../src/index.js";
 import { manifestV1, manifestV2, schema, token, zarrArray } from "./examples.js";
 
 const dir = fileURLToPath(new URL("../../schemas/", import.meta.url));
 const python = findPython({ modules: ["jsonschema"] });
 
+/** manifestV2 with `n` records, paged: its records in pages, `records.pages` in the manifest. */
+function pagedV2(n: number): OutputManifestV2 {
+  const entries = Array.from({ length: n }, (_, i) => ({ committed: i % 2 === 0, t: i, generation: 1 }));
+  return pageManifest({
+    ...manifestV2,
+    schema: OUTPUT_MANIFEST_V2_PAGED,
+    dims: manifestV2.dims.map((d) => (d.name === manifestV2.time_dim ? { ...d, length: n } : d)),
+    n_records: n,
+    time_shards: [],
+    blobs: [],
+    records: { entries },
+  }).manifest;
+}
+const paged = pagedV2(MANIFEST_PAGE_SIZE + 1);
+
 /** Example documents and the schema file each must pass; a broken copy of each must fail. */
 const EXAMPLES: [string, string, unknown][] = [
+  ["output manifest v2-paged", "output-manifest-v2-paged.schema.json", paged],
+  [
+    "output manifest v2-paged, inline",
+    "output-manifest-v2-paged.schema.json",
+    {
+      ...manifestV2,
+      schema: OUTPUT_MANIFEST_V2_PAGED,
+    },
+  ],
   ["output manifest v1", "output-manifest.schema.json", manifestV1],
   ["output manifest v2", "output-manifest.schema.json", manifestV2],
   ["output manifest v1", "output-manifest-v1.schema.json", manifestV1],
@@ -21,6 +53,16 @@ const EXAMPLES: [string, string, unknown][] = [
   ["region", "region.schema.json", { lat: [0, 2] }],
   ["zarr array", "zarr-array.schema.json", zarrArray],
   ["zarr group", "zarr-group.schema.json", { zarr_format: 3, node_type: "group", attributes: {} }],
+];
+
+/**
+ * Documents a file must refuse although only their label differs from a valid one: a paged body under
+ * the seed's v2 label, which a reader of the seed's schemas would otherwise misread (its lists are tails).
+ */
+const REFUSED: [string, string, unknown][] = [
+  ["paged body, seed label", "output-manifest.schema.json", { ...paged, schema: OUTPUT_MANIFEST_V2 }],
+  ["paged body, seed label", "output-manifest-v2.schema.json", { ...paged, schema: OUTPUT_MANIFEST_V2 }],
+  ["paged label", "output-manifest.schema.json", paged],
 ];
 
 /** One field broken in a way the schema states (a wrong label, a negative count, a stray key). */
@@ -46,18 +88,20 @@ describe("schemas/*.schema.json", () => {
       assert.equal(validate(doc), true, `${what} against ${file}: ${JSON.stringify(validate.errors)}`);
       assert.equal(validate(broken(doc)), false, `broken ${what} against ${file}`);
     }
+    for (const [what, file, doc] of REFUSED) {
+      const validate = ajv.getSchema(SCHEMA_FILES[file]!.$id as string) ?? ajv.compile(SCHEMA_FILES[file]!);
+      assert.equal(validate(doc), false, `${what} against ${file}`);
+    }
   });
 
   test(
     "Python jsonschema validates the examples with the files and rejects broken copies",
     { skip: python.skip },
     () => {
-      const jobs = EXAMPLES.map(([what, file, doc]) => ({
-        what,
-        file: `${dir}${file}`,
-        doc,
-        bad: broken(doc),
-      }));
+      const jobs = [
+        ...EXAMPLES.map(([what, file, doc]) => ({ what, file: `${dir}${file}`, doc, bad: broken(doc) })),
+        ...REFUSED.map(([what, file, doc]) => ({ what, file: `${dir}${file}`, doc, bad: doc })),
+      ];
       const script = `
 import json, sys
 from jsonschema import Draft202012Validator
@@ -73,10 +117,10 @@ print(json.dumps(out))
         boolean,
         boolean,
       ][];
-      assert.deepEqual(
-        verdicts,
-        EXAMPLES.map(([what]) => [what, true, false]),
-      );
+      assert.deepEqual(verdicts, [
+        ...EXAMPLES.map(([what]) => [what, true, false]),
+        ...REFUSED.map(([what]) => [what, false, false]),
+      ]);
     },
   );
 });

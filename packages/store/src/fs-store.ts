@@ -13,7 +13,7 @@ import { SchemaError, StoreError } from "@zarr-stream/spec";
 import * as check from "./arguments.js";
 import { DirectWrites, nativeFilesEnabled } from "./direct-writes.js";
 import { inDir, refused } from "./fs-confine.js";
-import { errorCode, fsError, isAbsent } from "./fs-errors.js";
+import { errorCode, fsError, fullOr, isAbsent } from "./fs-errors.js";
 import { withKeyLock } from "./fs-key-lock.js";
 import { listKeys } from "./fs-list.js";
 import { exists, replace, stage, unlinkQuietly } from "./fs-staging.js";
@@ -159,11 +159,13 @@ export class FsStore implements Store {
 
   async put(key: string, bytes: Uint8Array): Promise<void> {
     check.write(key, bytes);
-    await inDir(this.root, key, true, "put", async (dir, name) => {
-      dir.refuseLink(name, key, "put");
-      await replace(dir, dir.at(name), bytes, key, this.#direct);
-      await dir.sync();
-    });
+    await this.#writing("put", key, () =>
+      inDir(this.root, key, true, "put", async (dir, name) => {
+        dir.refuseLink(name, key, "put");
+        await replace(dir, dir.at(name), bytes, key, this.#direct);
+        await dir.sync();
+      }),
+    );
   }
 
   /**
@@ -195,6 +197,10 @@ export class FsStore implements Store {
    */
   async putIfVersion(key: string, bytes: Uint8Array, expected: string | null): Promise<string | undefined> {
     check.conditionalWrite(key, bytes, expected);
+    return this.#writing("putIfVersion", key, () => this.#putIfVersion(key, bytes, expected));
+  }
+
+  #putIfVersion(key: string, bytes: Uint8Array, expected: string | null): Promise<string | undefined> {
     return inDir(this.root, key, true, "putIfVersion", async (dir, name) => {
       dir.refuseLink(name, key, "putIfVersion");
       const target = dir.at(name);
@@ -226,6 +232,10 @@ export class FsStore implements Store {
 
   async putIfAbsent(key: string, bytes: Uint8Array): Promise<boolean> {
     check.write(key, bytes);
+    return this.#writing("putIfAbsent", key, () => this.#putIfAbsent(key, bytes));
+  }
+
+  async #putIfAbsent(key: string, bytes: Uint8Array): Promise<boolean> {
     const created = await inDir(this.root, key, true, "putIfAbsent", async (dir, name) => {
       dir.refuseLink(name, key, "putIfAbsent");
       const target = dir.at(name);
@@ -249,18 +259,21 @@ export class FsStore implements Store {
 
   async delete(key: string): Promise<void> {
     check.key(key);
-    await inDir(this.root, key, false, "delete", async (dir, name) => {
-      dir.refuseLink(name, key, "delete");
-      const path = dir.at(name);
-      try {
-        await unlink(path);
-      } catch (err) {
-        if (isAbsent(err) || errorCode(err) === "EISDIR") return;
-        // macOS reports unlink(directory) as EPERM; a directory is not an object, so it is absent.
-        if (errorCode(err) === "EPERM" && isDirectory(path)) return;
-        throw fsError("delete", key, err);
-      }
-    });
+    // A copy-on-write file system (btrfs) can need space to unlink, and refuse with ENOSPC.
+    await this.#writing("delete", key, () =>
+      inDir(this.root, key, false, "delete", async (dir, name) => {
+        dir.refuseLink(name, key, "delete");
+        const path = dir.at(name);
+        try {
+          await unlink(path);
+        } catch (err) {
+          if (isAbsent(err) || errorCode(err) === "EISDIR") return;
+          // macOS reports unlink(directory) as EPERM; a directory is not an object, so it is absent.
+          if (errorCode(err) === "EPERM" && isDirectory(path)) return;
+          throw fsError("delete", key, err);
+        }
+      }),
+    );
   }
 
   async list(prefix: string): Promise<string[]> {
@@ -270,6 +283,19 @@ export class FsStore implements Store {
 
   #path(key: string): string {
     return `${this.root}/${key}`;
+  }
+
+  /**
+   * A write of `key`, its failures for lack of space or quota named StoreFull. Every write path removes
+   * what it staged (the staging file, a lock file) before its error reaches here, so the call changed
+   * nothing: the staged bytes become the object by one rename or link, which happens last or not at all.
+   */
+  async #writing<T>(action: string, key: string, write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } catch (err) {
+      throw fullOr(action, key, this.#path(key), err);
+    }
   }
 
   /** A native read into a fresh buffer of `length` bytes (see readFreshBy). */

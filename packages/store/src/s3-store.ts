@@ -336,13 +336,24 @@ export class S3Store implements Store {
     }
   }
 
-  /** Returns the new ETag, or undefined when the condition failed (412, or If-Match on an absent key). */
+  /**
+   * Returns the new ETag, or undefined when the condition failed (412, or If-Match on an absent key).
+   *
+   * A refusal that follows a retried attempt is ambiguous: the attempt before may have landed with its
+   * answer lost (a reset after the server wrote, a timeout), and then the retry is refused by our own
+   * write. The object is read back: holding exactly these bytes, the write landed and succeeds with that
+   * version; anything else is a refusal. So a lost acknowledgement turns neither a landed write into a
+   * refusal nor a refusal into a success. What the read cannot tell apart: another writer that wrote the
+   * same bytes under the same condition at the same moment; both then see success, and the object holds
+   * what each asked for (callers that must tell, the writer's leases, put a nonce in their bytes).
+   */
   async #write(
     action: string,
     key: string,
     bytes: Uint8Array,
     condition: WriteCondition,
   ): Promise<string | undefined> {
+    let retried = false;
     for (let attempt = 1; ; attempt++) {
       try {
         return bytes.length > this.#threshold
@@ -350,8 +361,16 @@ export class S3Store implements Store {
           : await this.#putObject(action, key, bytes, condition);
       } catch (err) {
         const status = httpStatus(err);
+        // Only the SDK's own retries are ambiguous: a 409 that sends us round the loop was an answer.
+        retried ||= attemptsOf(err) > 1;
         if (condition !== undefined && (status === 412 || (status === 404 && "ifMatch" in condition))) {
-          return undefined;
+          return retried ? await this.#landed(key, bytes) : undefined;
+        }
+        // A multipart upload whose completion landed with its answer lost: the retried completion finds
+        // the upload gone (404 NoSuchUpload).
+        if (retried && status === 404 && errorName(err) === "NoSuchUpload") {
+          const version = await this.#landed(key, bytes);
+          if (version !== undefined) return version;
         }
         // 409 ConditionalRequestConflict: another conditional write to the key was in flight. S3 asks for a
         // retry, which then sees the other write's outcome (usually a 412).
@@ -362,6 +381,13 @@ export class S3Store implements Store {
         throw s3Error(action, key, err);
       }
     }
+  }
+
+  /** The object's version when it holds exactly `bytes` (an earlier attempt of ours landed), else undefined. */
+  async #landed(key: string, bytes: Uint8Array): Promise<string | undefined> {
+    const now = await this.#getObject(key, undefined);
+    if (now === undefined || now.version === "" || !sameBytes(now.bytes, bytes)) return undefined;
+    return now.version;
   }
 
   async #putObject(
@@ -563,6 +589,20 @@ function noEtag(action: string, key: string): StoreError {
     `S3Store ${action} ${JSON.stringify(key)}: the server sent no ETag to version it by`,
     key,
   );
+}
+
+/** How many attempts the SDK made before it gave up with `err` (1 when it did not say). */
+function attemptsOf(err: unknown): number {
+  if (typeof err !== "object" || err === null) return 1;
+  return (err as { $metadata?: { attempts?: number } }).$metadata?.attempts ?? 1;
+}
+
+function errorName(err: unknown): string | undefined {
+  return typeof err === "object" && err !== null ? (err as { name?: string }).name : undefined;
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && Buffer.from(a.buffer, a.byteOffset, a.length).equals(b);
 }
 
 function httpStatus(err: unknown): number | undefined {

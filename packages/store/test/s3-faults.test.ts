@@ -90,6 +90,75 @@ for (const kind of S3_SERVER_KINDS) {
       assert.equal(await direct.putIfVersion("obj", new Uint8Array([3]), first!), undefined);
     });
 
+    it("a conditional PUT whose acknowledgement is lost once succeeds: the retry's 412 is its own write, read back", async () => {
+      const { direct, proxied } = pair();
+      const putOf = (key: string) => (r: { method: string; path: string }) =>
+        r.method === "PUT" && r.path.split("?")[0]!.endsWith(`/${key}`);
+      proxy.script({ match: putOf("created"), fault: { kind: "lose-ack" } });
+      assert.equal(await proxied.putIfAbsent("created", new Uint8Array([1])), true, "If-None-Match: *");
+      const v1 = await direct.putIfVersion("swapped", new Uint8Array([1]), null);
+      proxy.script({ match: putOf("swapped"), fault: { kind: "lose-ack" } });
+      const v2 = await proxied.putIfVersion("swapped", new Uint8Array([2]), v1!);
+      assert.equal(v2, await direct.version("swapped"), "If-Match: the version the lost write made");
+      assert.deepEqual(await direct.get("swapped"), new Uint8Array([2]));
+      const lost = proxy.seen.filter((r) => r.fault === "lose-ack").length;
+      assert.ok(lost >= 2, `both acknowledgements were lost (${lost})`);
+    });
+
+    it("a refused conditional PUT whose refusal is lost stays refused: the object holds another write's bytes", async () => {
+      const { direct, proxied } = pair();
+      const v1 = await direct.putIfVersion("obj", new Uint8Array([1]), null);
+      await direct.putIfVersion("obj", new Uint8Array([9]), v1!);
+      proxy.script({ match: (r) => r.method === "PUT", fault: { kind: "lose-ack" } });
+      assert.equal(await proxied.putIfVersion("obj", new Uint8Array([2]), v1!), undefined);
+      proxy.script({ match: (r) => r.method === "PUT", fault: { kind: "lose-ack" } });
+      assert.equal(await proxied.putIfAbsent("obj", new Uint8Array([3])), false);
+      assert.deepEqual(await direct.get("obj"), new Uint8Array([9]), "nothing of ours landed");
+    });
+
+    it("a multipart upload whose completion's answer is lost succeeds: the retried completion is answered 200, or NoSuchUpload and the object is read back", async () => {
+      const MiB = 1 << 20;
+      const prefix = `faults-${n++}`;
+      const proxied = server.store({
+        prefix,
+        endpoint: proxy.endpoint,
+        deadlineMs: 20_000,
+        multipartThreshold: 5 * MiB,
+        partSize: 5 * MiB,
+      });
+      const isComplete = (r: { method: string; path: string }) =>
+        r.method === "POST" && /[?&]uploadId=/.test(r.path);
+      const data = new Uint8Array(randomBytes(6 * MiB));
+      // Both servers answer a repeated completion 200; AWS may answer NoSuchUpload once the upload is gone.
+      proxy.script({ match: isComplete, fault: { kind: "lose-ack" } });
+      assert.equal(await proxied.putIfAbsent("big", data), true);
+      const noSuchUpload =
+        '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>NoSuchUpload</Code><Message>gone</Message></Error>';
+      proxy.script(
+        { match: isComplete, fault: { kind: "lose-ack" } },
+        { match: isComplete, fault: { kind: "status", status: 404, body: noSuchUpload } },
+      );
+      const from = proxy.seen.length;
+      await proxied.put("big2", data);
+      assert.deepEqual(
+        proxy.seen
+          .slice(from)
+          .filter(isComplete)
+          .map((r) => r.fault),
+        ["lose-ack", "status"],
+      );
+      const direct = server.store({ prefix });
+      assert.deepEqual(await direct.get("big"), data);
+      assert.deepEqual(await direct.get("big2"), data);
+      // NoSuchUpload with other bytes there is a failure: the upload did not land.
+      proxy.script(
+        { match: isComplete, fault: { kind: "status", status: 503 } },
+        { match: isComplete, fault: { kind: "status", status: 404, body: noSuchUpload } },
+      );
+      await assert.rejects(proxied.put("big2", new Uint8Array(randomBytes(6 * MiB))), /NoSuchUpload/);
+      assert.deepEqual(await direct.get("big2"), data);
+    });
+
     it("a short outage (the next three connections reset) is ridden out by the retries", async () => {
       const { direct, proxied } = pair();
       await direct.put("obj", new Uint8Array([7]));

@@ -3,7 +3,8 @@ import type { AddressInfo, Socket } from "node:net";
 
 /**
  * What the proxy does to one request, instead of passing it through:
- * - `status`: answers with that status and no body (5xx: the SDK retries; 4xx: it does not);
+ * - `status`: answers with that status and `body` (default none; an S3 error document names the error the
+ *   SDK reports), without passing the request on (5xx: the SDK retries; 4xx: it does not);
  * - `reset`: drops the connection before any byte of the answer;
  * - `cut-body`: passes the request on, sends the answer's headers and its first `at` body bytes, then
  *   drops the connection (a proxy or a load balancer that gives up halfway);
@@ -12,7 +13,7 @@ import type { AddressInfo, Socket } from "node:net";
  *   any byte of the answer (the write happened; its acknowledgement is lost).
  */
 export type ProxyFault =
-  | { kind: "status"; status: number }
+  | { kind: "status"; status: number; body?: string }
   | { kind: "reset" }
   | { kind: "cut-body"; at: number }
   | { kind: "delay"; ms: number }
@@ -20,7 +21,13 @@ export type ProxyFault =
 
 /** One scripted fault: the first request `match` accepts gets it, once (or `times` times). */
 export interface ProxyRule {
-  match: (request: { method: string; path: string; headers: IncomingMessage["headers"] }) => boolean;
+  /** `n` numbers the proxy's requests from 1, in the order they arrive. */
+  match: (request: {
+    method: string;
+    path: string;
+    headers: IncomingMessage["headers"];
+    n: number;
+  }) => boolean;
   fault: ProxyFault;
   times?: number;
 }
@@ -100,7 +107,8 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
     const path = req.url ?? "/";
     const entry: SeenRequest = { method, path, headers: req.headers };
     seen.push(entry);
-    const hit = rules.find((r) => r.left > 0 && r.rule.match({ method, path, headers: req.headers }));
+    const n = seen.length;
+    const hit = rules.find((r) => r.left > 0 && r.rule.match({ method, path, headers: req.headers, n }));
     if (hit === undefined) return passOn(req, res);
     hit.left--;
     const fault = hit.rule.fault;
@@ -108,8 +116,11 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
     switch (fault.kind) {
       case "status":
         req.resume();
-        res.writeHead(fault.status, { "content-length": "0" });
-        res.end();
+        res.writeHead(fault.status, {
+          "content-length": String(Buffer.byteLength(fault.body ?? "")),
+          ...(fault.body === undefined ? {} : { "content-type": "application/xml" }),
+        });
+        res.end(fault.body ?? "");
         return;
       case "reset":
         req.socket.destroy();
@@ -149,3 +160,29 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
     },
   };
 }
+
+/**
+ * Rules that give every `every`-th request a fault, taking `faults` in turn, for as long as the proxy
+ * runs: a steady drizzle of faults over a whole workload. A `cut-body` falls on GETs only (other answers
+ * have no body to cut), so its turn passes a request of another method through untouched.
+ */
+export function faultEvery(every: number, faults: ProxyFault[]): ProxyRule[] {
+  return faults.map((fault, i) => ({
+    match: ({ method, n }) =>
+      n % every === 0 &&
+      Math.floor(n / every) % faults.length === i &&
+      (fault.kind !== "cut-body" || method === "GET"),
+    fault,
+    times: Number.POSITIVE_INFINITY,
+  }));
+}
+
+/** Faults the SDK's retries (and S3Store's own, for a cut body or a lost acknowledgement) heal. */
+export const HEALABLE_FAULTS: ProxyFault[] = [
+  { kind: "status", status: 503 },
+  { kind: "reset" },
+  { kind: "lose-ack" },
+  { kind: "status", status: 500 },
+  { kind: "cut-body", at: 16 },
+  { kind: "delay", ms: 40 },
+];

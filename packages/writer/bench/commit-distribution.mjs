@@ -2,7 +2,8 @@
 // timings per point, which swings from run to run; this makes many one-record commits at one size of the
 // curve's indexed workload (tiny records, shards of 8 on a time axis of RECORDS, a Single writer on a
 // MemoryStore, the measured records mid-axis) and prints min / p10 / median of each commit, of a read of
-// record 0 straight after it and of a second read (docs/manifest-pages.md).
+// record 0 straight after it and of a second read (docs/manifest-pages.md). The store is created paged, as
+// the curve's paged points are.
 //   node bench/commit-distribution.mjs [RECORDS=100000] [COMMITS=400]
 import { readRecord } from "@zarr-stream/reader";
 import { MemoryStore } from "@zarr-stream/store";
@@ -24,7 +25,7 @@ const schema = {
   profile: "diagnostic",
 };
 const store = new MemoryStore();
-const w = await ZarrStreamWriter.create(store, schema, { kind: "single" });
+const w = await ZarrStreamWriter.create(store, schema, { kind: "single" }, {}, { manifestPages: true });
 const one = new Float32Array(1);
 const from = Math.floor((n - commits) / 2);
 for (let r = 0; r < n; r++) {

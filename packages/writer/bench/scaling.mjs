@@ -112,24 +112,37 @@ async function measureCommits(store, reps, commitOne, readOne) {
 
 /**
  * The manifest's cost as records accumulate, through the real writer on a MemoryStore (v2: an owner in
- * append mode, a Single writer in indexed mode): stored manifest size, manifest + page bytes written by
- * a one-record commit, that commit's time, and a one-record read. Append grows one store through every
- * checkpoint; indexed makes one store per checkpoint, its time axis that long, committed in order but
- * for `reps` records mid-axis, which are then committed one at a time.
+ * append mode, a Single writer in indexed mode), in both forms (docs/manifest-pages.md): `append` and
+ * `indexed` are the paged form, `seed` the seed's (the default), whose whole manifest every commit
+ * rewrites. Per point: stored manifest size, manifest + page bytes written by a one-record commit, that
+ * commit's time, and a one-record read. Append grows one store through every checkpoint; indexed makes
+ * one store per checkpoint, its time axis that long, committed in order but for `reps` records mid-axis,
+ * which are then committed one at a time.
  */
 async function manifestVsRecords({ checkpoints, commitEvery, reps = 5 }) {
   // A pass at the smallest size first, discarded: the first read at the smallest size must not be the
   // process's first read, whose time is mostly compiling the read path.
-  await manifestCurves({ checkpoints: checkpoints.slice(0, 1), commitEvery, reps });
-  return manifestCurves({ checkpoints, commitEvery, reps });
+  await manifestCurves({ checkpoints: checkpoints.slice(0, 1), commitEvery, reps, paged: true });
+  const paged = await manifestCurves({ checkpoints, commitEvery, reps, paged: true });
+  // The seed's form rewrites the whole manifest (10 MB at 10^5 indexed records) at every commit, so its
+  // stores are built with fewer commits; only the measured one-record commits are timed.
+  const seed = await manifestCurves({
+    checkpoints,
+    commitEvery: Math.max(commitEvery, 10_000),
+    reps,
+    paged: false,
+  });
+  return { ...paged, seed };
 }
 
-async function manifestCurves({ checkpoints, commitEvery, reps }) {
+async function manifestCurves({ checkpoints, commitEvery, reps, paged }) {
   const one = new Float32Array(1);
+  const opts = { manifestPages: paged };
   const append = [];
   {
     const store = new ManifestCountingStore();
-    const w = await ZarrStreamWriter.create(store, tinySchema(1, "append"), { kind: "owner", nWriters: 1 });
+    const owner = { kind: "owner", nWriters: 1 };
+    const w = await ZarrStreamWriter.create(store, tinySchema(1, "append"), owner, {}, opts);
     const commit = async () => w.commit([await w.flush()]);
     let r = 0;
     for (const n of checkpoints) {
@@ -157,7 +170,13 @@ async function manifestCurves({ checkpoints, commitEvery, reps }) {
   for (const n of checkpoints) {
     const store = new ManifestCountingStore();
     const times = Array.from({ length: n }, (_, i) => i);
-    const w = await ZarrStreamWriter.create(store, tinySchema(1, { indexed: { times } }), { kind: "single" });
+    const w = await ZarrStreamWriter.create(
+      store,
+      tinySchema(1, { indexed: { times } }),
+      { kind: "single" },
+      {},
+      opts,
+    );
     // The measured records sit mid-axis, so each of their commits rewrites a full page.
     const gap = Math.min(reps, n);
     const from = Math.floor((n - gap) / 2);

@@ -2,7 +2,15 @@ import { createHash } from "node:crypto";
 import { crc32c } from "@zarr-stream/codecs";
 import { Fenced, StoreError } from "@zarr-stream/spec";
 import { canFence, type FencingStore, type Store } from "@zarr-stream/store";
-import { type LeaseDoc, leaseBytes, leaseKey, newLease, parseLease, SEALS_KEPT } from "./writer-lease.js";
+import {
+  type LeaseDoc,
+  leaseBytes,
+  leaseKey,
+  newLease,
+  parseLease,
+  SEALS_KEPT,
+  storedLease,
+} from "./writer-lease.js";
 
 /** How often a lease holder overwrites a key that another write keeps changing before it gives up. */
 const OVERWRITE_ATTEMPTS = 8;
@@ -84,6 +92,7 @@ export class FencedObjects {
       if (version !== undefined) {
         this.#lease = { key, version, doc };
         this.#versions.set(key, version);
+        if (writer !== 0) await this.#yieldToOwnersLaunch(writer, current);
         return true;
       }
       if (create) return false;
@@ -96,6 +105,26 @@ export class FencedObjects {
       }
       throw this.fence(key, `writer ${writer}'s lease was taken by another handle at the same moment`);
     }
+  }
+
+  /**
+   * Of a job started twice, the launch whose owner holds writer 0's lease goes on (RunOpener). A
+   * contributor checks that before it takes its lease, and a newer launch's owner and contributor can
+   * both act between that check and the take: this handle then took the lease from the launch that goes
+   * on. Checked again after the take, before this handle writes anything, it puts the lease back as it
+   * was (compare-and-swap on its own version) and is Fenced, so the other launch's handle never notices.
+   */
+  async #yieldToOwnersLaunch(writer: number, taken: { bytes: Uint8Array; version: string } | undefined) {
+    if (this.job === null) return;
+    const owner = await storedLease(this.store, 0);
+    const launch = owner.present ? (owner.lease?.job ?? null) : null;
+    if (launch === null || launch === this.job) return;
+    const key = leaseKey(writer);
+    if (taken !== undefined) await this.store.putIfVersion(key, taken.bytes, this.#lease!.version);
+    throw this.fence(
+      key,
+      `writer 0's lease names launch ${launch}, not this process's launch ${this.job}: this launch is a duplicate of a job started again, and the other launch goes on`,
+    );
   }
 
   /**
@@ -112,15 +141,31 @@ export class FencedObjects {
     const doc = { ...lease.doc, sealed: [...lease.doc.sealed, tokenDigest].slice(-SEALS_KEPT) };
     const bytes = leaseBytes(doc);
     let version: string | undefined;
-    try {
-      version = await this.#putLease(lease.key, bytes, lease.version);
-    } catch (err) {
-      // Outcome unknown: the next lease check adopts these bytes if they are what the lease holds.
-      this.#unsettledSeal = { bytes, doc };
-      throw err;
+    for (let attempt = 0; version === undefined; attempt++) {
+      try {
+        version = await this.#putLease(lease.key, bytes, this.#lease!.version);
+      } catch (err) {
+        // Outcome unknown: the next lease check adopts these bytes if they are what the lease holds.
+        this.#unsettledSeal = { bytes, doc };
+        throw err;
+      }
+      if (version === undefined && (attempt > 0 || !(await this.#adoptRestored())))
+        throw this.fence(lease.key, "another handle has taken this writer's lease");
     }
-    if (version === undefined) throw this.fence(lease.key, "another handle has taken this writer's lease");
     this.#holdLease(version, doc);
+  }
+
+  /**
+   * The lease holds this handle's own bytes under another version: a duplicate launch's handle took it
+   * and put it back (#yieldToOwnersLaunch). The nonce makes the bytes this handle's alone, so it holds
+   * the lease still, at the new version.
+   */
+  async #adoptRestored(): Promise<boolean> {
+    const lease = this.#lease!;
+    const now = await this.store.getVersioned(lease.key);
+    if (now === undefined || !sameBytes(now.bytes, leaseBytes(lease.doc))) return false;
+    this.#holdLease(now.version, lease.doc);
+    return true;
   }
 
   #holdLease(version: string, doc: LeaseDoc): void {
@@ -142,7 +187,8 @@ export class FencedObjects {
   async holdsLease(): Promise<boolean> {
     const lease = this.#lease;
     if (lease === undefined) return false;
-    if (this.#unsettledSeal === undefined) return (await this.store.version(lease.key)) === lease.version;
+    if (this.#unsettledSeal === undefined)
+      return (await this.store.version(lease.key)) === lease.version || this.#adoptRestored();
     const now = await this.store.getVersioned(lease.key);
     if (now === undefined) return false;
     if (now.version === lease.version) return true;

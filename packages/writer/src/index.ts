@@ -10,6 +10,7 @@ export {
   mailboxKey,
   postToken,
 } from "./mailbox.js";
+export { type ManifestFormChange, setManifestPages } from "./manifest-form.js";
 export { type RunEvent, type RunOptions, StreamRun } from "./run.js";
 export { type WriterOptions, ZarrStreamWriter } from "./writer.js";
 export { LEASE_PREFIX, leaseKey } from "./writer-lease.js";

@@ -6,8 +6,9 @@ import {
   ZarrStreamError,
 } from "@zarr-stream/spec";
 import { canFence, type Store } from "@zarr-stream/store";
+import { receiptKey } from "./commit-ledger.js";
 import { sameBytes } from "./fenced-objects.js";
-import { type SealProblem, sealProblem, sealProblemIn, storedLease } from "./writer-lease.js";
+import { type SealProblem, sealProblem, sealProblemIn, storedLease, tokenDigest } from "./writer-lease.js";
 
 /**
  * Token exchange through the store itself, for writers in separate processes or machines that share
@@ -162,19 +163,43 @@ export async function collectTokens(
 }
 
 /** Deletes every token of the round (the owner, after the round is committed). */
-export async function clearRound(store: Store, round: number): Promise<void> {
+/**
+ * Deletes a committed round's tokens. `leftover`: the commit landed in an earlier call that then failed
+ * (its answer lost, or the owner stopped), before it deleted the flush receipts of its tokens; they are
+ * deleted here first, read from the tokens, as that commit would have (their checksums are in its ledger).
+ */
+export async function clearRound(store: Store, round: number, leftover = false): Promise<void> {
   checkRound(round);
-  for (const key of await store.list(`${ROOT}/${round}/`)) await store.delete(key);
+  await clearTokens(store, await store.list(`${ROOT}/${round}/`), leftover);
 }
 
 /**
- * Deletes the tokens of every round up to `committedSeq`: those rounds are committed, and an owner
- * stopped between its commit and its clearRound leaves theirs behind.
+ * Deletes the tokens of every round up to `committedSeq`, and the receipts they left: those rounds are
+ * committed, and an owner stopped between its commit and its clearRound leaves theirs behind.
  */
 export async function clearCommittedRounds(store: Store, committedSeq: number): Promise<void> {
-  for (const key of await store.list(`${ROOT}/`)) {
+  const keys = (await store.list(`${ROOT}/`)).filter((key) => {
     const m = /^([1-9][0-9]{0,14})\//.exec(key.slice(ROOT.length + 1));
-    if (m !== null && Number(m[1]) <= committedSeq) await store.delete(key);
+    return m !== null && Number(m[1]) <= committedSeq;
+  });
+  await clearTokens(store, keys, true);
+}
+
+async function clearTokens(store: Store, keys: string[], withReceipts: boolean): Promise<void> {
+  for (const key of keys) {
+    const writer = withReceipts ? writerOfKey(key, key.slice(0, key.lastIndexOf("/") + 1)) : undefined;
+    const bytes = writer === undefined ? undefined : await store.get(key);
+    if (bytes !== undefined) {
+      let token: CommitToken | undefined;
+      try {
+        token = parseToken(bytes, key, writer!);
+      } catch {
+        // Not a token this project posted: it has no receipt to find.
+      }
+      if (token !== undefined && token.objects.length > 0)
+        await store.delete(receiptKey(token.writer, tokenDigest(token)));
+    }
+    await store.delete(key);
   }
 }
 

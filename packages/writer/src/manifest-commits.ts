@@ -5,6 +5,7 @@ import {
   CorruptStore,
   type ManifestPage,
   manifestPageKey,
+  OUTPUT_MANIFEST_V2_PAGED,
   type OutputManifest,
 } from "@zarr-stream/spec";
 import type { SpanRecord } from "./control-plane-link.js";
@@ -78,9 +79,12 @@ export class ManifestCommits {
     this.#pager.knowStoredOnly(paged.flatMap((g) => g.refs));
   }
 
-  /** The bytes of `manifest` as stored (v2: paged once a list outgrows a page) and the pages they need. */
+  /**
+   * The bytes of `manifest` as stored and the pages they need. Only a manifest in the paged form (its
+   * label) is paged, once a list outgrows a page; v1 and the seed's v2 are stored whole at any size.
+   */
   compose(manifest: OutputManifest): { bytes: Uint8Array; pages?: PageSet } {
-    if (manifest.schema !== "earthsciio/output-manifest/v2") return { bytes: serializeManifest(manifest) };
+    if (manifest.schema !== OUTPUT_MANIFEST_V2_PAGED) return { bytes: serializeManifest(manifest) };
     const c = this.#pager.compose(manifest);
     const bytes = serializeManifest(c.stored);
     if (c.pages.length === 0) return { bytes };

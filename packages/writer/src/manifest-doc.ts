@@ -1,8 +1,10 @@
 import {
   type CodecDescriptor,
+  isOutputManifestV2,
   type ManifestBlob,
   OUTPUT_MANIFEST_V1,
   OUTPUT_MANIFEST_V2,
+  OUTPUT_MANIFEST_V2_PAGED,
   type OutputManifest,
   type OutputManifestV1,
   type OutputManifestV2,
@@ -35,6 +37,8 @@ export interface ManifestIdentity {
   nWriters: number;
   regionDims: string[];
   baseUrl: string;
+  /** v2 in the paged form: labelled so, and paged by ManifestCommits once a list outgrows a page. */
+  paged?: boolean;
 }
 
 /** `YYYY-MM-DDTHH:MM:SSZ`, seconds, as the v1 writers stamp created_at. */
@@ -98,10 +102,13 @@ export function buildManifestV1(id: ManifestIdentity, state: CommittedState): Ou
   return { schema: OUTPUT_MANIFEST_V1, ...v1Fields(id, state) };
 }
 
-/** earthsciio/output-manifest/v2 (packages/spec/docs/output-manifest-v2.md). */
+/**
+ * earthsciio/output-manifest/v2 (packages/spec/docs/output-manifest-v2.md), resolved: every list inline.
+ * A paged store's carries the paged label, so ManifestCommits stores it paged.
+ */
 export function buildManifestV2(id: ManifestIdentity, state: CommittedState): OutputManifestV2 {
   const m: OutputManifestV2 = {
-    schema: OUTPUT_MANIFEST_V2,
+    schema: id.paged === true ? OUTPUT_MANIFEST_V2_PAGED : OUTPUT_MANIFEST_V2,
     ...v1Fields(id, state),
     fingerprint: id.fingerprint,
     time_mode: id.schema.time_mode === "append" ? "append" : "indexed",
@@ -127,14 +134,18 @@ export function compareBlobs(a: ManifestBlob, b: ManifestBlob): number {
   return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
 }
 
-/** Rebuilds the owner's committed state from a manifest read at resume. */
+/**
+ * Rebuilds the owner's committed state from a manifest read at resume. Entries are made afresh in the
+ * writers' key order: a paged manifest's pages hold them with sorted keys, and a later manifest in the
+ * seed's form prints them as every writer does.
+ */
 export function stateFromManifest(m: OutputManifest): CommittedState {
-  const v2 = m.schema === OUTPUT_MANIFEST_V2 ? (m as OutputManifestV2) : undefined;
-  const entries = v2?.records?.entries.map((e) => ({ ...e }));
+  const v2 = isOutputManifestV2(m) ? m : undefined;
+  const entries = v2?.records?.entries.map(({ committed, t, generation }) => ({ committed, t, generation }));
   return {
     commitSeq: v2?.commit_seq ?? 0,
     nCommitted: entries ? entries.filter((e) => e.committed).length : m.n_records,
-    timeShards: m.time_shards.map((e) => ({ ...e })),
+    timeShards: m.time_shards.map(({ index, t_start, t_end, n }) => ({ index, t_start, t_end, n })),
     lastT: m.last_t,
     ...(entries ? { entries: RecordEntries.from(entries) } : {}),
     staticsCommitted: [...(v2?.statics_committed ?? [])],

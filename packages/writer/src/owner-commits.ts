@@ -55,6 +55,8 @@ export interface OwnerContext {
   regionDims: string[];
   baseUrl: string;
   manifestVersion: 1 | 2;
+  /** v2 in the paged form (docs/manifest-pages.md), under its own label. */
+  manifestPages: boolean;
   plans: ArrayPlan[];
   objects: FencedObjects;
   receipts: FlushReceipts;
@@ -219,6 +221,8 @@ export class OwnerCommits {
     const pending = this.o.pendingUntilCommitted;
     if (pending && landed.carried) for (const t of landed.carried) pending.drop(t);
     await this.#owe(landed.record);
+    // The commit's receipts are in its ledger now; the call that wrote it threw before deleting them.
+    if (landed.carried) await this.o.receipts.clear(this.o.objects.store, landed.carried);
     return landed;
   }
 
@@ -416,6 +420,7 @@ export class OwnerCommits {
       nWriters: this.o.nWriters,
       regionDims: this.o.regionDims,
       baseUrl: this.o.baseUrl,
+      paged: this.o.manifestPages,
     };
     const manifest = this.o.manifestVersion === 1 ? buildManifestV1(id, state) : buildManifestV2(id, state);
     return { ...this.o.commits.compose(manifest), state, manifest, carried };

@@ -75,6 +75,7 @@ export class RunOpener {
   openAs(mode: "create" | "join" | "resume"): Promise<ZarrStreamWriter> {
     const region = this.o.region ?? {};
     const opts: WriterOptions = { ...this.o.writerOptions };
+    if (this.o.manifestPages !== undefined) opts.manifestPages = this.o.manifestPages;
     if (this.rank.job !== undefined) opts.job ??= this.rank.job;
     opts.commitWaitMs ??= this.o.timeoutMs;
     if (mode === "create")

@@ -85,6 +85,8 @@ export function checkRunOptions(options: unknown): asserts options is RunOptions
         fail(`/region/${token(dim)}`, `must be [start, stop] of integers >= 0, got ${JSON.stringify(pair)}`);
     }
   }
+  if (options.manifestPages !== undefined && typeof options.manifestPages !== "boolean")
+    fail("/manifestPages", `must be true or false, got ${describe(options.manifestPages)}`);
   for (const name of ["schema", "writerOptions"] as const) {
     const v = options[name];
     if (v !== undefined && !isPlainObject(v)) fail(`/${name}`, `must be an object, got ${describe(v)}`);

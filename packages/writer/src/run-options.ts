@@ -39,6 +39,12 @@ export interface RunOptions {
   /** Pause between looks at the store while waiting (default 100 ms). */
   pollMs?: number;
   onEvent?: (event: RunEvent) => void;
+  /**
+   * Keep the manifest in the paged form (WriterOptions.manifestPages, docs/manifest-pages.md): writer 0
+   * creates the store so; a writer that resumes or joins keeps the store's form, and refuses a value that
+   * contradicts it. Default: left to the store (unpaged when created).
+   */
+  manifestPages?: boolean;
   writerOptions?: WriterOptions;
 }
 

@@ -14,9 +14,9 @@ export async function commitRound(
   o: RunSettings,
 ): Promise<void> {
   // The round's commit produces commit_seq `round`: a retry whose commit landed (and whose clearing
-  // failed part-way, so its tokens may be gone) only clears what is left.
+  // failed part-way, so its tokens may be gone) only clears what is left, receipts included.
   if (commitSeqOf(writer.lastManifest) >= round) {
-    await clearRound(store, round);
+    await clearRound(store, round, true);
     o.onEvent?.({ kind: "committed", round, nCommitted: writer.committedCount });
     return;
   }

@@ -44,6 +44,14 @@ export interface WriterOptions {
    * be refused (default 60 s; the run API passes its timeoutMs).
    */
   commitWaitMs?: number;
+  /**
+   * Keep the v2 manifest in the paged form (docs/manifest-pages.md): its long lists in pages, under the
+   * label `zarr-stream/output-manifest/v2-paged`, which readers that follow only seed 000 refuse. Off
+   * by default: the manifest is the seed's at any size. Chosen at create; join and resume keep the
+   * store's form, and refuse a value that contradicts it (`zstream manifest pages on|off` changes it).
+   * A v1 store (seed §8.1) never pages.
+   */
+  manifestPages?: boolean;
 }
 
 export interface WriterInit {
@@ -53,6 +61,8 @@ export interface WriterInit {
   role: Role;
   region: Region;
   version: 1 | 2;
+  /** Whether the manifest is kept in the paged form. */
+  manifestPages: boolean;
   nWriters: number;
   committed: CommittedState;
   opts: WriterOptions;
@@ -73,6 +83,8 @@ export class WriterCore {
   readonly writerId: number;
   readonly nWriters: number;
   readonly manifestVersion: 1 | 2;
+  /** The store's manifest form: paged (its own label) or the seed's. */
+  readonly manifestPages: boolean;
   readonly opts: WriterOptions;
   readonly namedRegion: Region;
   /** The region dims this writer names, sorted: every writer of a v2 store names the same. */
@@ -100,6 +112,7 @@ export class WriterCore {
     this.writerId = role.kind === "contributor" ? role.id : 0;
     this.nWriters = init.nWriters;
     this.manifestVersion = init.version;
+    this.manifestPages = init.manifestPages;
     this.opts = init.opts;
     const { full, named } = resolveRegion(schema, role, init.region);
     this.namedRegion = named;
@@ -149,6 +162,7 @@ export class WriterCore {
       regionDims,
       baseUrl: init.opts.baseUrl ?? store.url,
       manifestVersion: this.manifestVersion,
+      manifestPages: this.manifestPages,
       plans: this.plans,
       objects: this.objects,
       receipts: this.receipts,
@@ -269,8 +283,11 @@ export class WriterCore {
     if (read === undefined)
       throw new StoreError(`${MANIFEST_KEY} of ${this.store.url} vanished while opening`, MANIFEST_KEY);
     if (read.tag === this.commits.tag) return false;
+    // The label is the version and the form: a handle goes on only in the one it opened in.
     if (read.manifest.schema !== this.view.manifest?.schema)
-      throw new ProtocolError(`${MANIFEST_KEY} of ${this.store.url} changed version while opening`);
+      throw new ProtocolError(
+        `${MANIFEST_KEY} of ${this.store.url} changed from ${this.view.manifest?.schema} to ${read.manifest.schema} while opening`,
+      );
     this.adoptManifest(read.manifest, read.tag);
     return true;
   }

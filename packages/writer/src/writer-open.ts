@@ -1,6 +1,9 @@
 import { MANIFEST_KEY, readManifestVersioned } from "@zarr-stream/reader";
 import {
   FingerprintMismatch,
+  isOutputManifestV2,
+  isPagedForm,
+  OUTPUT_MANIFEST_V2_PAGED,
   type OutputManifest,
   type OutputManifestV1,
   type OutputManifestV2,
@@ -30,6 +33,14 @@ import { leaseKey } from "./writer-lease.js";
 
 function storeExists(store: Store): StoreExists {
   return new StoreExists(`${store.url} already holds a store: open it with join or resume`, GROUP_KEY);
+}
+
+/** `manifestPages` as given: a value other than a boolean would choose a form by its truthiness. */
+function manifestPagesOption(opts: WriterOptions): boolean | undefined {
+  const v: unknown = opts.manifestPages;
+  if (v !== undefined && typeof v !== "boolean")
+    throw new SchemaError(`manifestPages must be true or false, got ${JSON.stringify(v)}`, "/manifestPages");
+  return v;
 }
 
 function sameMembers(a: string[], b: string[]): boolean {
@@ -70,6 +81,12 @@ function fresh(
     throw new ProtocolError("a contributor opens a store with join, not create");
   const times = indexedTimes(valid);
   const version = role.kind === "single" && !times && valid.statics.length === 0 ? 1 : 2;
+  // Seed §8.1 pins v1 byte for byte, so only v2 has a paged form.
+  const manifestPages = manifestPagesOption(opts) === true;
+  if (version === 1 && manifestPages)
+    throw new ProtocolError(
+      "manifestPages needs a v2 store: a Single writer in append mode without statics writes v1, which is never paged (use Owner{1})",
+    );
   const committed: CommittedState = {
     commitSeq: 0,
     nCommitted: 0,
@@ -89,6 +106,7 @@ function fresh(
     role,
     region,
     version,
+    manifestPages,
     nWriters: role.kind === "owner" ? role.nWriters : 1,
     committed,
     opts,
@@ -111,9 +129,9 @@ export async function joinCore(
   if (read === undefined)
     throw new ProtocolError(`${store.url} has no ${MANIFEST_KEY}: the owner must create the store first`);
   const { manifest: m, tag } = read;
-  if (m.schema !== "earthsciio/output-manifest/v2") {
+  if (!isOutputManifestV2(m)) {
     throw new ProtocolError(
-      `join needs an earthsciio/output-manifest/v2 store; ${store.url} has ${m.schema}`,
+      `join needs an earthsciio/output-manifest/v2 store (or its paged form, ${OUTPUT_MANIFEST_V2_PAGED}); ${store.url} has ${m.schema}`,
     );
   }
   const w = reopen(store, m, tag, role, region, opts, objects);
@@ -251,6 +269,21 @@ function storeIdentity(
   return { schema, version: 2, nWriters };
 }
 
+/**
+ * A store keeps the manifest form it has (docs/manifest-pages.md): an explicit `manifestPages` that
+ * contradicts it is refused rather than ignored or acted on, since changing form is an operation of its
+ * own (`zstream manifest pages on|off`).
+ */
+function storeForm(store: Store, m: OutputManifest, opts: WriterOptions): boolean {
+  const paged = isPagedForm(m);
+  const asked = manifestPagesOption(opts);
+  if (asked !== undefined && asked !== paged)
+    throw new ProtocolError(
+      `${store.url} keeps its manifest ${paged ? "paged" : "unpaged"} (${m.schema}); manifestPages: ${asked} asks for the other form: leave the option out, or change the store's form first with zstream manifest pages ${asked ? "on" : "off"}`,
+    );
+  return paged;
+}
+
 /** A handle on a committed store, from the manifest read at `tag` (no I/O). */
 function reopen(
   store: Store,
@@ -269,6 +302,7 @@ function reopen(
     role,
     region,
     version,
+    manifestPages: storeForm(store, m, opts),
     nWriters,
     committed: stateFromManifest(m),
     opts,

@@ -103,6 +103,11 @@ export class ZarrStreamWriter {
     return this.#s.manifestVersion;
   }
 
+  /** Whether the store's manifest is kept in the paged form (WriterOptions.manifestPages). */
+  get manifestPages(): boolean {
+    return this.#s.manifestPages;
+  }
+
   get isOwner(): boolean {
     return this.#s.isOwner;
   }

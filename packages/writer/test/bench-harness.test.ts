@@ -107,6 +107,9 @@ describe("the benchmark harness", { skip }, () => {
       for (const p of [...s.manifest_vs_records.append, ...s.manifest_vs_records.indexed]) {
         assert.ok(isPositive(p.commit_bytes) && isPositive(p.commit_ms), JSON.stringify(p));
       }
+      // Both forms of the manifest: the seed's (the default) beside the paged one.
+      assert.equal(s.manifest_vs_records.seed.append.length, 2);
+      assert.equal(s.manifest_vs_records.seed.indexed.length, 2);
       // More committed records in an indexed store means more manifest entries.
       assert.ok(
         s.manifest_vs_records.indexed[1].manifest_bytes > s.manifest_vs_records.indexed[0].manifest_bytes,

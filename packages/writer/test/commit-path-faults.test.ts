@@ -147,7 +147,7 @@ describe("manifest pages across a takeover", () => {
     const owner = { kind: "owner", nWriters: 1 } as const;
     const store = new MemoryStore();
     const n = P + 20;
-    const first = await ZarrStreamWriter.create(store, schema, owner);
+    const first = await ZarrStreamWriter.create(store, schema, owner, {}, { manifestPages: true });
     for (let r = 0; r < n; r++) await first.writeRecord(r, rec(r));
     await first.commit([await first.flush()]);
     const sealed = (JSON.parse(new TextDecoder().decode(await store.get(MANIFEST_KEY))) as OutputManifestV2)

@@ -199,6 +199,32 @@ for (const [name, makeLocation, skip] of locations) {
       await rejectsFenced(older.flush(), "the older handle's next flush");
     });
 
+    it("a contributor of a duplicate launch that takes a lease from the launch that goes on puts it back and is Fenced; the other handle goes on", async () => {
+      const at = makeLocation();
+      const owner = await ZarrStreamWriter.create(at(), SCHEMA, { kind: "owner", nWriters: 2 }, REGIONS[0], {
+        job: "launch-b",
+      });
+      const live = await ZarrStreamWriter.join(at(), { kind: "contributor", id: 1 }, REGIONS[1], {
+        job: "launch-b",
+      });
+      const leaseBefore = await at().get(leaseKey(1));
+      // Launch A's contributor checked writer 0's lease before launch B's owner took it (RunOpener) and
+      // takes writer 1's lease only now.
+      await assert.rejects(
+        ZarrStreamWriter.resume(at(), { kind: "contributor", id: 1 }, REGIONS[1], undefined, {
+          job: "launch-a",
+        }),
+        (err: Error) => err instanceof Fenced && /launch launch-b/.test(err.message),
+      );
+      assert.deepEqual(await at().get(leaseKey(1)), leaseBefore, "the lease is put back as it was");
+      for (const r of [0, 1]) {
+        await live.writeRecord(t(r), arrays(1, r));
+        await owner.writeRecord(t(r), arrays(0, r));
+      }
+      await owner.commit([await owner.flush(), await live.flush()]);
+      for (const i of [0, 1]) await assertCommitted(at(), i, 0);
+    });
+
     it("identical data: the older handle's token commits the same bytes, and the older handle is Fenced next", async () => {
       const at = makeLocation();
       const owner = await ZarrStreamWriter.create(at(), SCHEMA, { kind: "owner", nWriters: 2 }, REGIONS[0]);

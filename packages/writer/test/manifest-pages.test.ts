@@ -1,6 +1,7 @@
-// Manifest pages (packages/spec/docs/manifest-pages.md) through the writer: what it stores describes the
-// committed state exactly as an inline manifest would, a commit at 10^5 records writes at most 64 KiB of
-// manifest, superseded pages go one commit late, and a zombie's page write never reaches committed bytes.
+// Manifest pages (packages/spec/docs/manifest-pages.md) through the writer, on stores created paged
+// (WriterOptions.manifestPages): what it stores describes the committed state exactly as an inline
+// manifest would, a commit at 10^5 records writes at most 64 KiB of manifest, superseded pages go one
+// commit late, and a zombie's page write never reaches committed bytes.
 import assert from "node:assert/strict";
 import { describe, it, test } from "node:test";
 import { MANIFEST_KEY, readOutputManifest, readRecord } from "@zarr-stream/reader";
@@ -23,6 +24,8 @@ import { bits, storeLocations } from "./store-locations.js";
 import { writeGate } from "./write-gate.js";
 
 const P = MANIFEST_PAGE_SIZE;
+/** Every store here opts in to the paged form: by default a manifest is the seed's at any size. */
+const PAGED = { manifestPages: true } as const;
 const decode = (b: Uint8Array | undefined) => new TextDecoder().decode(b);
 
 function tinySchema(timeMode: StreamSchema["time_mode"], shardT = 1): StreamSchema {
@@ -102,9 +105,13 @@ test("indexed: after any commits and invalidations the stored pages describe the
       async (n, ops) => {
         const store = new MemoryStore();
         const times = Array.from({ length: n }, (_, i) => i * 10);
-        const w = await ZarrStreamWriter.create(store, tinySchema({ indexed: { times } }, 4), {
-          kind: "single",
-        });
+        const w = await ZarrStreamWriter.create(
+          store,
+          tinySchema({ indexed: { times } }, 4),
+          { kind: "single" },
+          {},
+          PAGED,
+        );
         await assertPagedIsInline(store, w);
         for (const op of ops) {
           const indices = [...new Set(op.picks.map((p) => p % n))];
@@ -128,7 +135,7 @@ test("append: time shards page as they pass P, and a truncate into a sealed page
   // A Single writer's append store is v1, which never pages: an owner's is v2.
   const owner = { kind: "owner", nWriters: 1 } as const;
   const store = new MemoryStore();
-  const w = await ZarrStreamWriter.create(store, tinySchema("append"), owner);
+  const w = await ZarrStreamWriter.create(store, tinySchema("append"), owner, {}, PAGED);
   const n = 2 * P + 30;
   for (let r = 0; r < n; r++) {
     await w.writeRecord(r, rec(r));
@@ -156,7 +163,13 @@ test("append: time shards page as they pass P, and a truncate into a sealed page
 test("a superseded page is deleted one commit after the manifest that stopped referring to it", async () => {
   const store = new MemoryStore();
   const times = Array.from({ length: P + 1 }, (_, i) => i);
-  const w = await ZarrStreamWriter.create(store, tinySchema({ indexed: { times } }), { kind: "single" });
+  const w = await ZarrStreamWriter.create(
+    store,
+    tinySchema({ indexed: { times } }),
+    { kind: "single" },
+    {},
+    PAGED,
+  );
   const firstPage = async () =>
     (JSON.parse(decode(await store.get(MANIFEST_KEY))) as OutputManifestV2).records!.pages![0]!.sha256;
   const seen = [await firstPage()];
@@ -196,6 +209,7 @@ describe("manifest bytes per commit at 10^5 records", () => {
     nWriters: 1,
     regionDims: [],
     baseUrl: "memory://",
+    paged: true,
   });
   const base = { commitSeq: 1, staticsCommitted: [], blobs: [], createdAt: "2026-01-01T00:00:00Z" };
 
@@ -278,7 +292,7 @@ for (const [backend, location] of backends) {
         const schema = tinySchema({ indexed: { times } });
         const owner = { kind: "owner", nWriters: 1 } as const;
         const gate = writeGate(at(), (key) => key.startsWith(MANIFEST_PAGE_PREFIX));
-        const a = await ZarrStreamWriter.create(gate.store, schema, owner);
+        const a = await ZarrStreamWriter.create(gate.store, schema, owner, {}, PAGED);
         await a.writeRecordAt(0, 0, rec(0));
         await a.commit([await a.flush()]);
         // A's next commit has passed its lease check and its page write is on the wire ...
@@ -328,7 +342,13 @@ test("indexed: a one-record read of a paged store fetches only the page holding 
   const store = new MemoryStore();
   const n = 3 * P + 7;
   const times = Array.from({ length: n }, (_, i) => i);
-  const w = await ZarrStreamWriter.create(store, tinySchema({ indexed: { times } }, 4), { kind: "single" });
+  const w = await ZarrStreamWriter.create(
+    store,
+    tinySchema({ indexed: { times } }, 4),
+    { kind: "single" },
+    {},
+    PAGED,
+  );
   const picked = [5, P + 9, 3 * P + 2];
   for (const i of picked) await w.writeRecordAt(i, i, rec(i));
   await w.flush();
@@ -350,7 +370,13 @@ test("indexed: a one-record read whose head names a page already collected reads
   const store = new MemoryStore();
   const n = 2 * P + 3;
   const times = Array.from({ length: n }, (_, i) => i * 10);
-  const w = await ZarrStreamWriter.create(store, tinySchema({ indexed: { times } }, 4), { kind: "single" });
+  const w = await ZarrStreamWriter.create(
+    store,
+    tinySchema({ indexed: { times } }, 4),
+    { kind: "single" },
+    {},
+    PAGED,
+  );
   const commit = async (i: number) => {
     await w.writeRecordAt(i, times[i]!, rec(i));
     await w.flush();
@@ -378,7 +404,13 @@ test("a Single writer's close collects the previous manifest's pages early; a re
   const n = 2 * P + 3;
   // Times no other test uses: no page of this store is in the reader's process-wide cache.
   const times = Array.from({ length: n }, (_, i) => i * 10 + 3);
-  const w = await ZarrStreamWriter.create(store, tinySchema({ indexed: { times } }, 4), { kind: "single" });
+  const w = await ZarrStreamWriter.create(
+    store,
+    tinySchema({ indexed: { times } }, 4),
+    { kind: "single" },
+    {},
+    PAGED,
+  );
   const commit = async (i: number) => {
     await w.writeRecordAt(i, times[i]!, rec(i));
     await w.flush();
@@ -418,7 +450,7 @@ test("indexed past 32 record pages: refs go to index pages, a commit writes one 
   const times = Array.from({ length: n }, (_, i) => i);
   const store = new MemoryStore();
   const schema = tinySchema({ indexed: { times } }, 8);
-  const w = await ZarrStreamWriter.create(store, schema, { kind: "single" });
+  const w = await ZarrStreamWriter.create(store, schema, { kind: "single" }, {}, PAGED);
   const late = [R * P + 5, R * P + 6, 3];
   for (let r = 0; r < n; r++) {
     if (late.includes(r)) continue;

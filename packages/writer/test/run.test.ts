@@ -2,7 +2,14 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Fenced, ProtocolError, SchemaError, StoreError } from "@zarr-stream/spec";
 import { S3Store, type Store } from "@zarr-stream/store";
-import { MailboxTimeout, type RunEvent, runRank, StreamRun, ZarrStreamWriter } from "../src/index.js";
+import {
+  MailboxTimeout,
+  RECEIPT_PREFIX,
+  type RunEvent,
+  runRank,
+  StreamRun,
+  ZarrStreamWriter,
+} from "../src/index.js";
 import { leaseKey } from "../src/writer-lease.js";
 import { FaultStore, InjectedFault } from "./fault-store.js";
 import { bytesOf, committedDump, gridSchema, newStore, recordArrays } from "./helpers.js";
@@ -349,6 +356,7 @@ describe(
         await Promise.all([writeRecords(owner), writeRecords(c)]);
         await Promise.all([owner.close(), c.close()]);
         assert.equal(await values(store), await singleWriterValues());
+        assert.deepEqual(await store.list(RECEIPT_PREFIX), [], "every committed token's receipt is gone");
       });
     }
 

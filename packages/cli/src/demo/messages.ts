@@ -12,6 +12,8 @@ export interface WriterJob {
   records: number;
   commitEvery: number;
   writer: number;
+  /** The owner creates the store with its manifest paged (WriterOptions.manifestPages). */
+  manifestPages?: boolean;
 }
 
 export type ToMain =

@@ -1,5 +1,5 @@
 import type { Profile, Region, StreamSchema } from "@zarr-stream/spec";
-import { UsageError } from "../args.js";
+import { UsageError } from "../command-line.js";
 import { type Grid, latitudes, longitudes } from "./field.js";
 
 export interface DemoConfig {
@@ -11,6 +11,8 @@ export interface DemoConfig {
   grid: Grid;
   /** Records per time shard, and how many records each commit covers. */
   commitEvery: number;
+  /** Create the store with its manifest in the paged form (WriterOptions.manifestPages). */
+  manifestPages?: boolean;
 }
 
 export interface Split {

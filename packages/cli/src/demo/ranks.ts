@@ -59,6 +59,8 @@ export async function runDemoRank(cfg: RankDemoConfig, io: CliIo): Promise<RankD
     // Commits on demand: each carries the RNG blob written after its last record.
     commitEvery: 0,
     ...(rank.id === 0 ? { schema: demoSchema(full, split) } : {}),
+    // Asked for, every rank checks the store is paged; left out, a restarted rank keeps the store's form.
+    ...(cfg.manifestPages ? { manifestPages: true } : {}),
     onEvent: (e) => {
       if (e.kind === "opened") say(`${e.mode} at record ${e.nextRecord}`);
       if (e.kind === "waiting") say(`round ${e.round}: waiting for writer(s) ${e.missing.join(", ")}`);

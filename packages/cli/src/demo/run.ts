@@ -5,7 +5,7 @@ import { Worker } from "node:worker_threads";
 import { type CodecBackendName, codecBackend, codecFallbackNotice } from "@zarr-stream/codecs";
 import { type CommitToken, ZarrStreamError } from "@zarr-stream/spec";
 import { FsStore } from "@zarr-stream/store";
-import { UsageError } from "../args.js";
+import { UsageError } from "../command-line.js";
 import { formatBytes } from "../inspect.js";
 import type { CliIo } from "../io.js";
 import { plotStore } from "../plot/plot.js";
@@ -125,7 +125,7 @@ function runWriters(
         records: cfg.records,
         commitEvery: cfg.commitEvery,
         writer,
-        ...(writer === 0 ? { schema } : {}),
+        ...(writer === 0 ? { schema, manifestPages: cfg.manifestPages === true } : {}),
       };
       const w = new Worker(workerUrl, { workerData: job, stderr: true, execArgv: workerExecArgv() });
       workers[writer] = w;

@@ -37,7 +37,9 @@ async function run(): Promise<void> {
   const store = new FsStore(job.storeDir);
   const isOwner = job.role.kind !== "contributor";
   const w = isOwner
-    ? await ZarrStreamWriter.create(store, job.schema!, job.role, job.region)
+    ? await ZarrStreamWriter.create(store, job.schema!, job.role, job.region, {
+        manifestPages: job.manifestPages === true,
+      })
     : await ZarrStreamWriter.join(store, job.role, job.region);
   post({ type: "ready", writer: job.writer });
   const rng = new Rng(rngSeed(job.writer));

@@ -128,7 +128,10 @@ export function drawXAxis(
     const x = Math.round(at(t.value)) + 0.5;
     svg.line(x, bottom, x, bottom + m.tick);
     t.label.forEach((s, i) => {
-      svg.text(x, bottom + m.tick + 3 + Math.round(m.font * 0.95) + i * m.line, s, {
+      // a label at the plot's edge is moved in so that it is not cut by the picture's
+      const half = measureText(s, m.font).width / 2 + 2;
+      const lx = Math.min(Math.max(x, half), svg.width - half);
+      svg.text(lx, bottom + m.tick + 3 + Math.round(m.font * 0.95) + i * m.line, s, {
         size: m.font,
         anchor: "middle",
       });

@@ -27,6 +27,8 @@ export interface LineInput {
   time?: boolean;
   /** x holds indices: whole-number ticks. */
   integers?: boolean;
+  /** Labels of the numeric x ticks (a time axis in a calendar a Date cannot count). */
+  xTickLabels?: (values: number[]) => string[][];
   yLabel: string;
   title: string;
   subtitle?: string;
@@ -58,6 +60,12 @@ function valueDomain(y: Float64Array, opts: PictureOptions): [number, number] {
   return [a, b];
 }
 
+function relabel(ticks: Tick[], labels: LineInput["xTickLabels"]): Tick[] {
+  if (labels === undefined) return ticks;
+  const text = labels(ticks.map((t) => t.value));
+  return ticks.map((t, i) => ({ value: t.value, label: text[i]! }));
+}
+
 /** A line plot of y against x with gridlines; non-finite values break the line. */
 export function renderLine(input: LineInput, opts: PictureOptions): Picture {
   const W = opts.size?.width ?? DEFAULT_WIDTH;
@@ -71,7 +79,7 @@ export function renderLine(input: LineInput, opts: PictureOptions): Picture {
   const pad = xr[0] < xr[1] ? (markers ? (xr[1] - xr[0]) * 0.02 : 0) : input.time ? 30 * 60 * 1000 : 0.5;
   const [xLo, xHi] = [xr[0] - pad, xr[1] + pad];
   const top = titleHeight(m, input.subtitle);
-  const guessH = H - top - xAxisHeight(m, input.time ? 2 : 1);
+  const guessH = H - top - xAxisHeight(m, input.time || input.xTickLabels ? 2 : 1);
   const yTickCount = Math.max(2, Math.floor(guessH / (m.font * 3.5)));
   let yTicks = numberTicks(vLo, vHi, yTickCount);
   const left = yAxisWidth(
@@ -85,12 +93,12 @@ export function renderLine(input: LineInput, opts: PictureOptions): Picture {
   const xMake = (count: number): Tick[] =>
     input.time
       ? timeTicks(new Date(xLo), new Date(xHi), count)
-      : numberTicks(xLo, xHi, count, input.integers === true);
+      : relabel(numberTicks(xLo, xHi, count, input.integers === true), input.xTickLabels);
   const xAtW = (v: number) => left + ((v - xLo) / (xHi - xLo)) * width;
   const xTicks = spacedTicks(
     xMake,
     xAtW,
-    Math.max(2, Math.floor(width / (m.font * (input.time ? 7 : 5)))),
+    Math.max(2, Math.floor(width / (m.font * (input.time || input.xTickLabels ? 7 : 5)))),
     (t) => Math.max(...t.label.map((s) => measureText(s, m.font).width)),
     m.font,
   );

@@ -6,14 +6,9 @@ import {
   readRecord,
   readStatic,
 } from "@zarr-stream/reader";
-import {
-  type OutputManifest,
-  type Region,
-  SchemaError,
-  type TypedArray,
-  type VariableSpec,
-} from "@zarr-stream/spec";
+import type { OutputManifest, Region, TypedArray, VariableSpec } from "@zarr-stream/spec";
 import type { Store } from "@zarr-stream/store";
+import { UsageError } from "../command-line.js";
 import { DEFAULT_CMAP } from "../picture/colormap.js";
 import type { Picture } from "../picture/frame.js";
 import { type AxisSpec, renderHeatmap } from "../picture/heatmap.js";
@@ -21,7 +16,10 @@ import { isLatitude, prettyUnits, withUnits } from "../picture/labels.js";
 import { renderLine } from "../picture/line.js";
 import type { PictureOptions, Slice } from "../picture/options.js";
 import { valueLabel } from "../picture/ticks.js";
-import { cfTimeToDate, formatTime } from "../time-units.js";
+import { formatTime } from "../time-units.js";
+import { storeKind } from "../zarr-arrays.js";
+import { plotArrays } from "./arrays.js";
+import { timeAxis } from "./time-axis.js";
 
 export interface PlotRequest extends Partial<PictureOptions> {
   variable: string;
@@ -44,73 +42,84 @@ export interface PlotResult extends Picture {
   series?: { records: number[]; t: number[]; values: number[] };
 }
 
-function toFloat64(a: TypedArray): Float64Array {
+export function toFloat64(a: TypedArray): Float64Array {
   if (a instanceof Float64Array) return a;
   const out = new Float64Array(a.length);
   for (let i = 0; i < a.length; i++) out[i] = Number(a[i]!);
   return out;
 }
 
-function str(v: unknown): string | undefined {
+export function str(v: unknown): string | undefined {
   return typeof v === "string" && v !== "" ? v : undefined;
 }
 
-interface DimAxis extends AxisSpec {
+export interface DimAxis extends AxisSpec {
   dim: string;
   units?: string;
 }
 
+/** The axis of a dim over indices [start, stop): from the store's coordinate array of the dim, if any. */
+export type AxisOf = (dim: string, range: [number, number]) => Promise<DimAxis>;
+
 /**
- * The axis of `dim` over indices [start, stop): the store's 1-D coordinate array of the dim's length
- * when there is one (values, CF name and units, latitude and `positive: down` from its attributes), the
- * index otherwise.
+ * The axis of `dim` from its coordinate's attributes and values (read over the range asked); the index
+ * when there is no coordinate (attrs undefined).
  */
-async function dimAxis(
-  store: Store,
-  m: OutputManifest,
+export async function axisFrom(
   dim: string,
-  [start, stop]: [number, number],
+  attrs: Record<string, unknown> | undefined,
+  read: (() => Promise<Float64Array>) | undefined,
 ): Promise<DimAxis> {
-  const length = m.dims.find((d) => d.name === dim)?.length ?? 0;
-  const latitude = isLatitude(dim);
-  if ((await store.size(`${dim}/zarr.json`)) === undefined) return { dim, label: `${dim} (index)`, latitude };
-  const layout = await readArrayLayout(store, dim);
-  const attrs = layout.attributes;
-  if (layout.shape.length !== 1 || layout.shape[0] !== length)
-    return { dim, label: `${dim} (index)`, latitude: isLatitude(dim, attrs) };
-  const coords = toFloat64(await readArrayRegion(store, dim, layout, [[start, stop]]));
+  if (attrs === undefined || read === undefined)
+    return { dim, label: `${dim} (index)`, latitude: isLatitude(dim, attrs ?? {}) };
   const units = str(attrs.units);
   return {
     dim,
     label: withUnits(str(attrs.long_name) ?? dim, units),
-    coords,
+    coords: await read(),
     latitude: isLatitude(dim, attrs),
     down: str(attrs.positive)?.toLowerCase() === "down",
     ...(units === undefined ? {} : { units }),
   };
 }
 
-/** Per dim of the variable, its [start, stop) from the slices (whole when not sliced); bad slices refused. */
-function selection(
-  m: OutputManifest,
-  spec: VariableSpec,
+/** A manifest store's axes: the 1-D coordinate array of the dim's length when there is one. */
+function manifestAxes(store: Store, m: OutputManifest): AxisOf {
+  return async (dim, [start, stop]) => {
+    const length = m.dims.find((d) => d.name === dim)?.length ?? 0;
+    if ((await store.size(`${dim}/zarr.json`)) === undefined) return axisFrom(dim, undefined, undefined);
+    const layout = await readArrayLayout(store, dim);
+    if (layout.shape.length !== 1 || layout.shape[0] !== length)
+      return { dim, label: `${dim} (index)`, latitude: isLatitude(dim, layout.attributes) };
+    return axisFrom(dim, layout.attributes, async () =>
+      toFloat64(await readArrayRegion(store, dim, layout, [[start, stop]])),
+    );
+  };
+}
+
+/**
+ * Per dim of the variable, its [start, stop) from the slices (whole when not sliced). A slice of a dim
+ * the variable lacks, of the time dim, or past the dim's end is a UsageError.
+ */
+export function selection(
+  variable: string,
+  dims: string[],
+  lengthOf: (dim: string) => number,
+  timeDim: string | undefined,
   slices: Record<string, Slice>,
 ): { region: Region; fixed: Set<string> } {
-  const lengths = new Map(m.dims.map((d) => [d.name, d.length]));
   const region: Region = {};
   const fixed = new Set<string>();
   for (const [d, s] of Object.entries(slices)) {
     const shown = typeof s === "number" ? `${s}` : `${s[0]}:${s[1]}`;
-    if (!spec.dims.includes(d) || d === m.time_dim) {
-      throw new SchemaError(
-        `--slice ${d}=${shown}: ${spec.name} has no non-time dim ${d} (dims: ${spec.dims.join(", ")})`,
-        `/slice/${d}`,
+    if (!dims.includes(d) || d === timeDim)
+      throw new UsageError(
+        `--slice ${d}=${shown}: ${variable} has no non-time dim ${d} (dims: ${dims.join(", ")})`,
       );
-    }
-    const len = lengths.get(d)!;
+    const len = lengthOf(d);
     const [a, b] = typeof s === "number" ? [s, s + 1] : s;
     if (!Number.isInteger(a) || !Number.isInteger(b) || a < 0 || b > len || a >= b)
-      throw new SchemaError(`--slice ${d}=${shown} is outside [0, ${len})`, `/slice/${d}`);
+      throw new UsageError(`--slice ${d}=${shown} is outside [0, ${len})`);
     region[d] = [a, b];
     if (typeof s === "number") fixed.add(d);
   }
@@ -118,8 +127,8 @@ function selection(
 }
 
 /** "lat = −1.75°N [18]" with a coordinate, "lat [18]" without. */
-async function fixedLabel(store: Store, m: OutputManifest, dim: string, k: number): Promise<string> {
-  const axis = await dimAxis(store, m, dim, [k, k + 1]);
+export async function fixedLabel(axisOf: AxisOf, dim: string, k: number): Promise<string> {
+  const axis = await axisOf(dim, [k, k + 1]);
   const v = axis.coords?.[0];
   if (v === undefined) return `${dim} [${k}]`;
   const u = prettyUnits(axis.units);
@@ -127,21 +136,23 @@ async function fixedLabel(store: Store, m: OutputManifest, dim: string, k: numbe
   return `${dim} = ${valueLabel(v)}${sep}${u} [${k}]`;
 }
 
+/** A record's time for a subtitle: "2000-01-02 03:00 [record 5]", in the time coordinate's calendar. */
+export function recordTimeLabel(t: number | bigint, attrs: Record<string, unknown>, record: number): string {
+  return `${formatTime(t, attrs.units, attrs.calendar).replace(/^t = /, "")} [record ${record}]`;
+}
+
 async function recordTime(store: Store, m: OutputManifest, record: number): Promise<string> {
   const layout = await readArrayLayout(store, m.time_dim);
   if (record >= (layout.shape[0] ?? 0)) return `record ${record}`;
-  const t = (await readArrayRegion(store, m.time_dim, layout, [[record, record + 1]]))[0];
-  return `${formatTime(Number(t), layout.attributes.units).replace(/^t = /, "")} [record ${record}]`;
+  const t = (await readArrayRegion(store, m.time_dim, layout, [[record, record + 1]]))[0]!;
+  return recordTimeLabel(t, layout.attributes, record);
 }
 
-/** Calendars a JavaScript Date counts in; others (noleap, 360_day, …) keep a numeric time axis. */
-const DATE_CALENDARS = new Set(["standard", "gregorian", "proleptic_gregorian"]);
-
-/** The committed records, their t, and how to draw t: as instants when the CF units and calendar allow. */
+/** The committed records and their t as stored, with the time coordinate's attributes. */
 async function committedTimes(
   store: Store,
   m: OutputManifest,
-): Promise<{ records: number[]; t: number[]; x: Float64Array; time: boolean; label: string }> {
+): Promise<{ records: number[]; t: number[]; attrs: Record<string, unknown> }> {
   let records: number[];
   let t: number[];
   if (isV2(m) && m.time_mode === "indexed") {
@@ -160,28 +171,10 @@ async function committedTimes(
     (await store.size(`${m.time_dim}/zarr.json`)) === undefined
       ? {}
       : (await readArrayLayout(store, m.time_dim)).attributes;
-  const units = str(attrs.units);
-  const calendar = (str(attrs.calendar) ?? "standard").toLowerCase();
-  const dates = DATE_CALENDARS.has(calendar) ? t.map((v) => cfTimeToDate(v, units)) : [];
-  if (dates.length > 0 && dates.every((d) => d !== undefined))
-    return {
-      records,
-      t,
-      x: Float64Array.from(dates, (d) => d!.getTime()),
-      time: true,
-      label: `${m.time_dim} (UTC)`,
-    };
-  const unitLabel = [units, DATE_CALENDARS.has(calendar) ? undefined : calendar].filter(Boolean).join(", ");
-  return {
-    records,
-    t,
-    x: Float64Array.from(t),
-    time: false,
-    label: unitLabel === "" ? m.time_dim : `${m.time_dim} (${unitLabel})`,
-  };
+  return { records, t, attrs };
 }
 
-function mean(a: Float64Array): number {
+export function mean(a: Float64Array): number {
   let sum = 0;
   let n = 0;
   for (const v of a) {
@@ -192,52 +185,58 @@ function mean(a: Float64Array): number {
   return n === 0 ? Number.NaN : sum / n;
 }
 
-/** The variable's name as shown and its CF attributes: long_name, units. */
-async function describe(
-  store: Store,
-  variable: string,
-): Promise<{ name: string; units: string | undefined }> {
-  const attrs = (await readArrayLayout(store, variable)).attributes;
-  return { name: str(attrs.long_name) ?? variable, units: str(attrs.units) };
+/** The picture options of a request, defaults filled in. */
+function pictureOf(req: PlotRequest): PictureOptions {
+  return {
+    cmap: req.cmap ?? DEFAULT_CMAP,
+    ...(req.vmin === undefined ? {} : { vmin: req.vmin }),
+    ...(req.vmax === undefined ? {} : { vmax: req.vmax }),
+    ...(req.size === undefined ? {} : { size: req.size }),
+  };
 }
 
-async function plotSeries(
-  store: Store,
-  m: OutputManifest,
-  spec: VariableSpec,
-  req: PlotRequest,
-  picture: PictureOptions,
-): Promise<PlotResult> {
-  const { region, fixed } = selection(m, spec, req.slices ?? {});
-  const { records, t, x, time, label } = await committedTimes(store, m);
-  if (records.length === 0)
-    throw new SchemaError(`${req.variable} has no committed records to plot`, "/series");
-  const y = new Float64Array(records.length);
-  for (let i = 0; i < records.length; i++) {
-    const r = await readRecord(store, req.variable, records[i]!, region, { manifest: m });
-    y[i] = mean(toFloat64(r.data));
-  }
-  const { name, units } = await describe(store, req.variable);
-  const space = spec.dims.filter((d) => d !== m.time_dim);
+/** What a series shows, from either kind of store. */
+export interface SeriesInput {
+  variable: string;
+  /** The variable's long_name (or name) and units. */
+  name: string;
+  units: string | undefined;
+  records: number[];
+  t: number[];
+  timeDim: string;
+  timeAttrs: Record<string, unknown>;
+  /** Per record, the value drawn. */
+  y: Float64Array;
+  /** The variable's dims other than time. */
+  space: string[];
+  region: Region;
+  fixed: Set<string>;
+  axisOf: AxisOf;
+}
+
+/** A time series against time decoded in the coordinate's CF calendar (time-axis.ts). */
+export async function renderSeries(s: SeriesInput, picture: PictureOptions): Promise<PlotResult> {
   const at = await Promise.all(
-    [...fixed].map((d) => fixedLabel(store, m, d, (region[d] as [number, number])[0])),
+    [...s.fixed].map((d) => fixedLabel(s.axisOf, d, (s.region[d] as [number, number])[0])),
   );
-  const averaged = space
-    .filter((d) => !fixed.has(d))
-    .map((d) => (region[d] ? `${d} [${region[d]![0]}:${region[d]![1]}]` : d));
+  const averaged = s.space
+    .filter((d) => !s.fixed.has(d))
+    .map((d) => (s.region[d] ? `${d} [${s.region[d]![0]}:${s.region[d]![1]}]` : d));
   const subtitle = [
     ...(averaged.length > 0 ? [`mean over ${averaged.join(", ")} (unweighted)`] : []),
     ...(at.length > 0 ? [`at ${at.join(", ")}`] : []),
   ].join("; ");
-  const title = withUnits(name, units);
+  const title = withUnits(s.name, s.units);
+  const axis = timeAxis(s.t, s.timeDim, s.timeAttrs.units, s.timeAttrs.calendar);
   const pic = renderLine(
     {
-      x,
-      y,
-      xLabel: label,
-      time,
+      x: axis.x,
+      y: s.y,
+      xLabel: axis.label,
+      time: axis.time,
+      ...(axis.tickLabels === undefined ? {} : { xTickLabels: axis.tickLabels }),
       integers: false,
-      yLabel: withUnits(name, units),
+      yLabel: title,
       title,
       ...(subtitle === "" ? {} : { subtitle }),
     },
@@ -247,75 +246,154 @@ async function plotSeries(
     ...pic,
     kind: "series",
     title: subtitle === "" ? title : `${title}, ${subtitle}`,
-    series: { records, t, values: [...y] },
+    series: { records: s.records, t: s.t, values: [...s.y] },
   };
+}
+
+async function plotSeries(
+  store: Store,
+  m: OutputManifest,
+  spec: VariableSpec,
+  req: PlotRequest,
+  picture: PictureOptions,
+): Promise<PlotResult> {
+  const lengths = new Map(m.dims.map((d) => [d.name, d.length]));
+  const { region, fixed } = selection(
+    req.variable,
+    spec.dims,
+    (d) => lengths.get(d)!,
+    m.time_dim,
+    req.slices ?? {},
+  );
+  const { records, t, attrs } = await committedTimes(store, m);
+  if (records.length === 0)
+    throw new UsageError(`--series: ${req.variable} has no committed records to plot`);
+  const y = new Float64Array(records.length);
+  for (let i = 0; i < records.length; i++) {
+    const r = await readRecord(store, req.variable, records[i]!, region, { manifest: m });
+    y[i] = mean(toFloat64(r.data));
+  }
+  const vattrs = (await readArrayLayout(store, req.variable)).attributes;
+  return renderSeries(
+    {
+      variable: req.variable,
+      name: str(vattrs.long_name) ?? req.variable,
+      units: str(vattrs.units),
+      records,
+      t,
+      timeDim: m.time_dim,
+      timeAttrs: attrs,
+      y,
+      space: spec.dims.filter((d) => d !== m.time_dim),
+      region,
+      fixed,
+      axisOf: manifestAxes(store, m),
+    },
+    picture,
+  );
 }
 
 /**
  * Renders committed data of one variable as a picture (PNG and SVG): a heatmap for a 2-D slice, a line
- * for 1-D, or with `series` a time series over the committed records.
+ * for 1-D, or with `series` a time series over the committed records. A Zarr v3 store without a manifest
+ * is plotted from its arrays as stored (plotArrays). A request that does not fit the store (no such
+ * variable, --record missing or not allowed, a bad --slice, --series of a static) is a UsageError.
  */
 export async function plotStore(store: Store, req: PlotRequest): Promise<PlotResult> {
-  const picture: PictureOptions = {
-    cmap: req.cmap ?? DEFAULT_CMAP,
-    ...(req.vmin === undefined ? {} : { vmin: req.vmin }),
-    ...(req.vmax === undefined ? {} : { vmax: req.vmax }),
-    ...(req.size === undefined ? {} : { size: req.size }),
-  };
+  const picture = pictureOf(req);
+  if ((await storeKind(store)) === "zarr") return plotArrays(store, req, picture);
   const m = await readOutputManifest(store);
   const statics = isV2(m) ? m.statics : [];
   const v = m.vars.find((x) => x.name === req.variable);
   const s = statics.find((x) => x.name === req.variable);
   if (!v && !s) {
     const names = [...m.vars, ...statics].map((x) => x.name).join(", ");
-    throw new SchemaError(
-      `no variable or static ${JSON.stringify(req.variable)} in ${store.url} (have: ${names})`,
-      "/var",
+    throw new UsageError(
+      `--var ${req.variable}: no such variable or static in ${store.url} (have: ${names})`,
     );
   }
   if (req.series) {
-    if (s)
-      throw new SchemaError(`${req.variable} is a static: it has no records for a time series`, "/series");
+    if (s) throw new UsageError(`--var ${req.variable} is a static: it has no records for a time series`);
     if (req.record !== undefined)
-      throw new SchemaError("a time series spans every committed record: it takes no --record", "/record");
+      throw new UsageError("--series plots every committed record: it takes no --record");
     return plotSeries(store, m, v!, req, picture);
   }
   if (v && req.record === undefined)
-    throw new SchemaError(
-      `${req.variable} is a streaming variable: pass --record I (or --series)`,
-      "/record",
-    );
+    throw new UsageError(`--var ${req.variable} is a streaming variable: pass --record I (or --series)`);
   if (s && req.record !== undefined)
-    throw new SchemaError(`${req.variable} is a static: it has no --record`, "/record");
+    throw new UsageError(`--var ${req.variable} is a static: it has no --record`);
   const spec = (v ?? s)!;
-  const { region, fixed } = selection(m, spec, req.slices ?? {});
+  const lengthsOf = new Map(m.dims.map((d) => [d.name, d.length]));
+  const { region, fixed } = selection(
+    req.variable,
+    spec.dims,
+    (d) => lengthsOf.get(d)!,
+    m.time_dim,
+    req.slices ?? {},
+  );
   const read = v
     ? await readRecord(store, req.variable, req.record!, region, { manifest: m })
     : await readStatic(store, req.variable, region, { manifest: m });
   const shown = read.dims.filter((d) => !fixed.has(d));
-  if (shown.length === 0)
-    throw new SchemaError(`--slice leaves a single value of ${req.variable}: nothing to plot`, "/slice");
-  if (shown.length > 2) {
-    throw new SchemaError(
-      `${req.variable} has ${shown.length} dims left (${shown.join(", ")}): add --slice dim=k for all but two`,
-      "/slice",
-    );
-  }
-  const { name, units } = await describe(store, req.variable);
+  checkShown(req.variable, shown);
+  const attrs = (await readArrayLayout(store, req.variable)).attributes;
+  const axisOf = manifestAxes(store, m);
   const at = await Promise.all(
-    [...fixed].map((d) => fixedLabel(store, m, d, (region[d] as [number, number])[0])),
+    [...fixed].map((d) => fixedLabel(axisOf, d, (region[d] as [number, number])[0])),
   );
   const subtitle = [...(v ? [await recordTime(store, m, req.record!)] : []), ...at].join(", ");
-  const title = withUnits(name, units);
-  const oneLine = subtitle === "" ? title : `${title}, ${subtitle}`;
-  const values = toFloat64(read.data);
-  const lengths = shown.map((d) => read.shape[read.dims.indexOf(d)]!);
-  const axes = await Promise.all(
-    shown.map((d) =>
-      dimAxis(store, m, d, (region[d] as [number, number] | undefined) ?? [0, lengths[shown.indexOf(d)]!]),
-    ),
+  return renderSlice(
+    {
+      values: toFloat64(read.data),
+      lengths: shown.map((d) => read.shape[read.dims.indexOf(d)]!),
+      shown,
+      region,
+      axisOf,
+      name: str(attrs.long_name) ?? req.variable,
+      units: str(attrs.units),
+      subtitle,
+    },
+    picture,
   );
-  const common = { title, ...(subtitle === "" ? {} : { subtitle }) };
+}
+
+/** The dims a plot shows must be one (a line) or two (a heatmap). */
+export function checkShown(variable: string, shown: string[]): void {
+  if (shown.length === 0)
+    throw new UsageError(`--slice leaves a single value of ${variable}: nothing to plot`);
+  if (shown.length > 2)
+    throw new UsageError(
+      `--var ${variable} has ${shown.length} dims left (${shown.join(", ")}): add --slice dim=k for all but two`,
+    );
+}
+
+/** A selected slice of either kind of store, ready to draw. */
+export interface SliceInput {
+  /** Row-major over the shown dims. */
+  values: Float64Array;
+  lengths: number[];
+  shown: string[];
+  /** The selection: a range slice of a shown dim starts its axis past 0. */
+  region: Region;
+  axisOf: AxisOf;
+  name: string;
+  units: string | undefined;
+  /** Record time and fixed dims, "" for none. */
+  subtitle: string;
+}
+
+/**
+ * The picture of a selected slice: a line for one dim, a heatmap for two (rows the first dim; north up,
+ * a [lon, lat] field transposed, whenever the latitude axis is known).
+ */
+export async function renderSlice(s: SliceInput, picture: PictureOptions): Promise<PlotResult> {
+  const { values, lengths, shown, region } = s;
+  const title = withUnits(s.name, s.units);
+  const oneLine = s.subtitle === "" ? title : `${title}, ${s.subtitle}`;
+  const axes = await Promise.all(
+    shown.map((d, i) => s.axisOf(d, (region[d] as [number, number] | undefined) ?? [0, lengths[i]!])),
+  );
+  const common = { title, ...(s.subtitle === "" ? {} : { subtitle: s.subtitle }) };
   if (shown.length === 1) {
     const axis = axes[0]!;
     const coords = axis.coords?.every(Number.isFinite) ? axis.coords : undefined;
@@ -344,7 +422,7 @@ export async function plotStore(store: Store, req: PlotRequest): Promise<PlotRes
       nx,
       y: indexFrom(ya, region),
       x: indexFrom(xa, region),
-      label: prettyUnits(units),
+      label: prettyUnits(s.units),
     },
     picture,
   );

@@ -124,20 +124,63 @@ export const outputManifestV1JsonSchema = {
   additionalProperties: false,
 } as const;
 
-/** earthsciio/output-manifest/v2: v1 plus the multi-writer state (docs/output-manifest-v2.md). */
+const V2_REQUIRED = [
+  ...V1_REQUIRED,
+  "fingerprint",
+  "time_mode",
+  "n_writers",
+  "region_dims",
+  "commit_seq",
+  "statics",
+  "statics_committed",
+  "blobs",
+] as const;
+
+const v2Properties = {
+  ...v1Properties(streamDType),
+  fingerprint,
+  time_mode: { enum: ["append", "indexed"] },
+  n_writers: positiveInt,
+  region_dims: { type: "array", items: nodeName },
+  commit_seq: nonNegativeInt,
+  statics: { type: "array", items: variableSpec(streamDType) },
+  statics_committed: { type: "array", items: nodeName },
+  blobs: { type: "array", items: blobRef(true) },
+} as const;
+
+/**
+ * earthsciio/output-manifest/v2: v1 plus the multi-writer state (docs/output-manifest-v2.md), every list
+ * inline, as seed 000 §8.2 has it. No page fields: a document with them is the paged form, which has its
+ * own label.
+ */
 export const outputManifestV2JsonSchema = {
   $id: "zarr-stream:output-manifest-v2",
   type: "object",
   properties: {
     schema: { const: "earthsciio/output-manifest/v2" },
-    ...v1Properties(streamDType),
-    fingerprint,
-    time_mode: { enum: ["append", "indexed"] },
-    n_writers: positiveInt,
-    region_dims: { type: "array", items: nodeName },
-    commit_seq: nonNegativeInt,
-    statics: { type: "array", items: variableSpec(streamDType) },
-    statics_committed: { type: "array", items: nodeName },
+    ...v2Properties,
+    records: {
+      type: "object",
+      properties: { entries: { type: "array", items: recordEntry } },
+      required: ["entries"],
+      additionalProperties: false,
+    },
+  },
+  required: V2_REQUIRED,
+  additionalProperties: false,
+} as const;
+
+/**
+ * zarr-stream/output-manifest/v2-paged (docs/manifest-pages.md): the v2 fields, plus the refs of the
+ * pages that hold a list once it outgrows a page (`records.pages` or `records.page_index` in indexed
+ * mode, `time_shard_pages` in append mode). A list that fits a page stays inline.
+ */
+export const outputManifestV2PagedJsonSchema = {
+  $id: "zarr-stream:output-manifest-v2-paged",
+  type: "object",
+  properties: {
+    schema: { const: "zarr-stream/output-manifest/v2-paged" },
+    ...v2Properties,
     records: {
       type: "object",
       properties: {
@@ -148,19 +191,8 @@ export const outputManifestV2JsonSchema = {
       required: ["entries"],
       additionalProperties: false,
     },
-    blobs: { type: "array", items: blobRef(true) },
     time_shard_pages: { type: "array", minItems: 1, items: manifestPageRef },
   },
-  required: [
-    ...V1_REQUIRED,
-    "fingerprint",
-    "time_mode",
-    "n_writers",
-    "region_dims",
-    "commit_seq",
-    "statics",
-    "statics_committed",
-    "blobs",
-  ],
+  required: V2_REQUIRED,
   additionalProperties: false,
 } as const;
