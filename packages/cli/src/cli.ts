@@ -248,13 +248,12 @@ async function plot(argv: string[], io: CliIo): Promise<number> {
   const out = await requireOutputFile(values.out ?? defaultOut);
   const r = await plotStore(await openExistingStore(storeUrl), request);
   try {
-    await writeFile(out, r.png);
+    // .svg: the vector document the PNG is rasterized from (fonts named, not embedded)
+    await writeFile(out, out.toLowerCase().endsWith(".svg") ? r.svg : r.png);
   } catch (e) {
     throw outputWriteError(out, "--out", e);
   }
-  io.stdout.write(
-    `${out}  (${r.kind} ${r.width}x${r.height}, ${r.title.trim()}, range ${r.vmin} .. ${r.vmax})\n`,
-  );
+  io.stdout.write(`${out}  (${r.kind} ${r.width}x${r.height}, ${r.title}, range ${r.vmin} .. ${r.vmax})\n`);
   return EXIT.ok;
 }
 

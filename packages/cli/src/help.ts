@@ -7,7 +7,7 @@ Commands:
   demo       simulate a domain-decomposed model run: N writer threads stream into one store
   inspect    show a store's manifest, records (decoded CF times), arrays and uncommitted leftovers
   verify     check a store's committed state (manifest, zarr.json, shards, blobs)
-  plot       render a committed 2-D slice (heatmap) or 1-D series (line) to PNG
+  plot       render a committed 2-D slice (heatmap), 1-D slice or time series (line) to PNG or SVG
   dump       write every committed value as earthsciio/write-v2-dump/v1 JSON
   manifest   manifest pages on|off: keep a v2 store's manifest in the paged form or the seed's
   serve      open the browser viewer on a store (loopback HTTP)
@@ -114,17 +114,34 @@ Exit 0 when sound, 1 with a list of problems (key: what is wrong) otherwise.
 Example:
   zstream verify /tmp/run.zarr --deep
 `,
-  plot: `Usage: zstream plot STORE --var V [--record I] [--slice dim=k ...] [--out file.png]
+  plot: `Usage: zstream plot STORE --var V [--record I | --series] [--slice dim=k|dim=a:b ...]
+                   [--vmin X] [--vmax Y] [--cmap NAME] [--size W|WxH] [--out file.png|file.svg]
 
-Renders committed data: a heatmap with colour bar for a 2-D slice, a line plot for a 1-D one. A
-streaming variable needs --record; a static has none. --slice fixes a dim at index k (repeatable) until
-one or two dims are left. Default output: <var>-<record>.png in the current directory; its directory
-must exist. A Zarr v3 store without a manifest is plotted from its arrays: --record then indexes the CF
-time dim (the dim of a 1-D array with "<unit> since <date>" units).
+Renders committed data: a heatmap with colour bar for a 2-D slice, a line plot for a 1-D one, or with
+--series a time series over every committed record. A streaming variable needs --record (or --series); a
+static has none. --slice dim=k fixes a dim at index k, dim=a:b keeps indices a..b-1 (repeatable) until
+one or two dims are left. A series is the value at the point the slices fix, or the mean (of finite
+values, unweighted) over what they leave: the whole domain when there are none; its time axis is decoded
+in the time coordinate's CF calendar. North is up whenever the latitude axis is known (a coordinate with
+standard_name latitude, units degrees_north or axis Y, or a dim named lat, latitude or y, taken south to
+north without a coordinate). Titles and labels come from the long_name and units attributes. A Zarr v3
+store without a manifest is plotted from its arrays: --record then indexes the CF time dim (the dim of a
+1-D array with "<unit> since <date>" units) and --series runs along it. Default output:
+<var>-<record>.png (or <var>-series.png) in the current directory; its directory must exist.
+
+Options:
+  --vmin X, --vmax Y   colour range of a heatmap, value axis of a line (default: the data's);
+                       negative values as they are (--vmin -5)
+  --cmap NAME          colour map: viridis (default), magma, inferno, plasma, cividis, turbo, RdBu,
+                       BrBG, Spectral, Blues, Greys, ... (any d3-scale-chromatic scheme); NAME_r reverses
+  --size W|WxH         picture size in pixels (default 900 wide, height from the data's aspect)
+  --out FILE           .png, or .svg for the vector picture
 
 Example:
   zstream plot /tmp/run.zarr --var temperature --record 47 --out t47.png
   zstream plot /tmp/run.zarr --var temperature --record 0 --slice lat=90 --out equator.png
+  zstream plot /tmp/run.zarr --var temperature --record 47 --cmap RdBu_r --vmin 250 --vmax 310 --size 1200
+  zstream plot /tmp/run.zarr --var temperature --series --slice lat=60:120 --slice lon=0:90 --out mean.png
 `,
   manifest: `Usage: zstream manifest pages on|off STORE [--json]
 

@@ -383,7 +383,7 @@ describe("a Zarr v3 store zarr-python wrote (no manifest)", () => {
       assert.equal(p.status, 0, p.stderr);
       assert.match(
         p.stdout,
-        /heatmap .*temperature \(K\) {2}t = 2000-01-01 12:00 \(proleptic_gregorian\) {2}\[2\].*range 300 \.\. 314/,
+        /heatmap .*temperature \(K\), 2000-01-01 12:00 \(proleptic_gregorian\) \[record 2\].*range 300 \.\. 314/,
       );
       assert.equal(readFileSync(png).subarray(1, 4).toString(), "PNG");
       const line = await run("plot", dir, "--var", "lat", "--out", join(root, "lat.png"));
@@ -392,6 +392,9 @@ describe("a Zarr v3 store zarr-python wrote (no manifest)", () => {
       const noRecord = await run("plot", dir, "--var", "t2m", "--out", png);
       assert.equal(noRecord.status, 2);
       assert.match(noRecord.stderr, /--var t2m has the time dim time: pass --record I/);
+      const series = await run("plot", dir, "--var", "t2m", "--series", "--slice", "lat=1", "--out", png);
+      assert.equal(series.status, 0, series.stderr);
+      assert.match(series.stdout, /\(series .*mean over lon \(unweighted\); at lat = 0°N \[1\]/);
       const outside = await run("plot", dir, "--var", "t2m", "--record", "4", "--out", png);
       assert.equal(outside.status, 2);
       assert.match(outside.stderr, /--record 4 is outside \[0, 4\) of time/);

@@ -5,7 +5,6 @@ import { checkTiling } from "@zarr-stream/spec";
 import fc from "fast-check";
 import { splitGrid } from "../src/demo/plan.js";
 import { bloscClaim, zstdClaim } from "../src/frame-header.js";
-import { fontCharacters, glyph, hasGlyph } from "../src/plot/font.js";
 import { Progress } from "../src/progress.js";
 
 describe("demo region split", () => {
@@ -81,22 +80,6 @@ describe("frame headers", () => {
     const bad = zstd.slice();
     bad[0] = 0;
     assert.equal(zstdClaim(bad).ok, false);
-  });
-});
-
-describe("bitmap font", () => {
-  it("every glyph is 7 rows of 5 columns; printable ASCII letters, digits and label punctuation are covered", () => {
-    for (const ch of fontCharacters()) {
-      const rows = glyph(ch);
-      assert.equal(rows.length, 7, ch);
-      assert.ok(
-        rows.every((r) => r.length === 5),
-        ch,
-      );
-    }
-    for (const ch of "ABCXYZabcxyz0123456789 .,:;-+=()[]/_%'\"!?<>#*^°") assert.ok(hasGlyph(ch), ch);
-    assert.notDeepEqual(glyph("O"), glyph("0"));
-    assert.ok(glyph("\u2603").flat().some(Boolean), "an unknown character draws a visible box");
   });
 });
 
