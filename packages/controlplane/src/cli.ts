@@ -67,10 +67,11 @@ const SUBCOMMANDS = new Set([
 
 /**
  * Exit 1 rather than 3: a refusal to touch something fresh or blocking (like a recovery that could not
- * complete), and `index verify` finding the record malformed or its hash wrong (the check failed).
+ * complete), `index verify` finding the record malformed or its hash wrong (the check failed), and
+ * `index rebuild` refusing attributes that do not verify (row 4, firecube's ManifestError).
  */
 function refusedOrFailed(e: unknown, cmd: string): boolean {
-  if (cmd === "index verify" && e instanceof ManifestError) return true;
+  if ((cmd === "index verify" || cmd === "index rebuild") && e instanceof ManifestError) return true;
   return e instanceof ProtocolError || e instanceof ClaimConflict || e instanceof SnapshotRebuildRefused;
 }
 
@@ -428,7 +429,9 @@ export async function runControlPlaneCli(argv: string[], io: CliIo): Promise<num
   }
   try {
     const store = await (io.openStore ?? openStore)(flags.store);
-    if ((await store.list(ROOT)).length === 0)
+    // The index commands read the root attributes as well (row 4: attributes without a record, and
+    // nothing under .firecube/), and answer a product without either as firecube does (exit 3).
+    if (words[0] !== "index" && (await store.list(ROOT)).length === 0)
       throw new NoControlPlane(
         `${flags.store} has no control plane (no ${ROOT} in ${store.url}): nothing to ${words[0] === "recover" ? "recover" : "read"}`,
       );
