@@ -1,6 +1,7 @@
 import { createReadStream } from "node:fs";
 import { StoreError } from "@zarr-stream/spec";
 import type { Store } from "@zarr-stream/store";
+import { headerTooLong } from "./errors.js";
 
 /**
  * A part to compose: its bytes, or a factory that streams them. Composing CSV reads each part twice
@@ -54,11 +55,19 @@ export interface FirstLine {
   hasBody: boolean;
 }
 
+/** A first line may carry a BOM (3 bytes) and a CR beyond the header cap; the cap itself is checked later. */
+const FIRST_LINE_SLACK = 4;
+
 /**
  * Reads a part only as far as its first line ends (plus one byte to know whether a body follows); the
- * line is the one buffer whose size depends on the input, capped at `maxLine` bytes.
+ * line is the one buffer whose size depends on the input, a little over `maxHeaderBytes` at most
+ * (PartRefused "header-too-long" beyond: headerCells makes the exact check).
  */
-export async function readFirstLine(source: PartSource, maxLine: number, where: string): Promise<FirstLine> {
+export async function readFirstLine(
+  source: PartSource,
+  maxHeaderBytes: number,
+  where: string,
+): Promise<FirstLine> {
   const pieces: Uint8Array[] = [];
   let length = 0;
   let line: Uint8Array | undefined;
@@ -71,7 +80,7 @@ export async function readFirstLine(source: PartSource, maxLine: number, where: 
     const take = nl < 0 ? chunk : chunk.subarray(0, nl);
     pieces.push(take);
     length += take.length;
-    if (length > maxLine) throw new StoreError(`${where}: first line is longer than ${maxLine} bytes`, where);
+    if (length > maxHeaderBytes + FIRST_LINE_SLACK) throw headerTooLong(where, maxHeaderBytes);
     if (nl >= 0) {
       line = stripCr(Buffer.concat(pieces, length));
       if (nl + 1 < chunk.length) return { line, hasBody: true };

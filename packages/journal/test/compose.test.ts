@@ -10,6 +10,7 @@ import {
   composeJournalToStream,
   filePartSource,
   JournalError,
+  PartRefused,
   storePartSource,
 } from "../src/index.js";
 import { enc, tempDir, text } from "./helpers.js";
@@ -192,6 +193,35 @@ describe("part sources", () => {
     await assert.rejects(
       composeJournalAsync([storePartSource(shrinking, "p0.csv")], { format: "csv" }),
       (e: unknown) => e instanceof StoreError && /expected/.test(e.message),
+    );
+  });
+});
+
+describe("sources that lend one buffer", () => {
+  test("a buffer refilled between chunks is read afresh (a quoted cell in the second filling is seen)", async () => {
+    const size = 512 * 1024;
+    /** `size` bytes of 2-cell CRLF lines ending in `tail`: enough lines that each feed stops early. */
+    const filling = (tail: string) => {
+      const lines = "1,2\r\n".repeat(Math.floor(size / 5) - 4);
+      return `${lines}3,${"4".repeat(size - lines.length - tail.length - 4)}\r\n${tail}`;
+    };
+    const first = filling("5,6\r\n");
+    const second = filling('"x,\r\ny",2\r\n');
+    assert.equal(first.length, size);
+    assert.equal(second.length, size);
+    const buffer = Buffer.alloc(size);
+    const source = async function* () {
+      yield enc("a,b\r\n");
+      yield buffer.fill(first);
+      yield buffer.fill(second);
+    };
+    await assert.rejects(
+      composeJournalAsync([source], { format: "csv" }),
+      (e: unknown) => e instanceof PartRefused && e.reason === "line-break-in-cell",
+    );
+    assert.throws(
+      () => composeJournal([enc(`a,b\r\n${first}${second}`)], "csv"),
+      (e: unknown) => e instanceof PartRefused && e.reason === "line-break-in-cell",
     );
   });
 });
