@@ -11,9 +11,17 @@ import { chunksOf, type PartSource } from "./sources.js";
  */
 export type ByteSink = NodeJS.WritableStream | ((chunk: Uint8Array) => void | Promise<void>);
 
-export async function writeToSink(out: ByteSink, chunk: Uint8Array): Promise<void> {
+/**
+ * Hands `chunk` to the sink. A `lent` chunk is refilled once this resolves, so a stream is then waited on
+ * until it has written the chunk out, not merely queued it.
+ */
+export async function writeToSink(out: ByteSink, chunk: Uint8Array, lent = false): Promise<void> {
   if (typeof out === "function") await out(chunk);
-  else if (!out.write(chunk)) await once(out as Writable, "drain");
+  else if (lent) {
+    await new Promise<void>((resolve, reject) => {
+      out.write(chunk, (error?: Error | null) => (error ? reject(error) : resolve()));
+    });
+  } else if (!out.write(chunk)) await once(out as Writable, "drain");
 }
 
 export function md5Hex(bytes: Uint8Array): string {
@@ -44,7 +52,7 @@ export class Digester {
   }
 }
 
-/** The digests of a source, read as a stream (1 MiB store ranges, or a composer's 64 KiB blocks). */
+/** The digests of a source, read as a stream (1 MiB store ranges, or a composer's 64 KiB blocks), lent or not. */
 export async function digestOf(source: PartSource): Promise<BlobDigest> {
   const d = new Digester();
   for await (const chunk of chunksOf(source)) d.update(chunk);
@@ -81,6 +89,7 @@ export async function writeBlob(
     return (await store.putStream(key, digested(), { ifAbsent })) ? d.digest() : undefined;
   }
   const blocks: Uint8Array[] = [];
-  for await (const chunk of digested()) blocks.push(chunk);
+  // Copies: a streamed body may lend its chunks.
+  for await (const chunk of digested()) blocks.push(Buffer.from(chunk));
   return writeBlob(store, key, Buffer.concat(blocks), ifAbsent);
 }

@@ -18,9 +18,9 @@ export interface ComposeOptions {
   /** Longest first line accepted, in bytes, a leading BOM aside (default MAX_HEADER_BYTES, 1 MiB). */
   maxHeaderBytes?: number;
   /**
-   * Only with a callback sink: each chunk is lent and refilled once the callback's promise settles, so
-   * composing allocates nothing per block (no garbage for the collector on multi-GB journals). The
-   * callback must copy what it keeps.
+   * With a callback sink (or composeJournalBlocks): each chunk is lent and refilled once the callback's
+   * promise settles (the next block is pulled), so composing allocates nothing per block (no garbage for
+   * the collector on multi-GB journals). The consumer must copy what it keeps.
    */
   reuseBuffers?: boolean;
 }
@@ -94,16 +94,21 @@ async function* composeBlocks(
 }
 
 /**
- * The composite as a sequence of fresh blocks (a consumer may keep each), pulled one at a time: what a
- * compaction streams into the store. Refusals (PartRefused) come before the first block when a header
- * breaks a rule, else when the offending line is reached.
+ * The composite as a sequence of blocks pulled one at a time: what a compaction streams into the store.
+ * Blocks are fresh (a consumer may keep each) unless `reuseBuffers`, where each is lent until the next is
+ * pulled and then refilled, as a store's putStream allows. Refusals (PartRefused) come before the first
+ * block when a header breaks a rule, else when the offending line is reached.
  */
 export async function* composeJournalBlocks(
   parts: readonly PartSource[],
   options: ComposeOptions,
 ): AsyncGenerator<Uint8Array> {
   assertFormat(options.format);
-  yield* composeBlocks(parts, options, new CompositeWriter(options.format));
+  const writer = new CompositeWriter(options.format);
+  for await (const block of composeBlocks(parts, options, writer)) {
+    yield block;
+    if (options.reuseBuffers) writer.recycle(block);
+  }
 }
 
 /**

@@ -164,13 +164,17 @@ function planRow(
   const ext = format === "csv" ? "csv" : "ndjson";
   const partKey = `${o.keyPrefix ?? "journal/"}${where}.${ext}`;
   const store = o.store;
-  // A compaction's composite is streamed into the store (composeJournalBlocks), never held whole.
+  // A compaction's composite is streamed into the store (composeJournalBlocks), never held whole; its
+  // reads and blocks are lent, since every consumer of a body copies or writes a chunk before the next.
   const body: PartSource = compacted
     ? () =>
-        composeJournalBlocks([...base.artefactParts.map((k) => storePartSource(store, k)), part.bytes], {
-          format,
-          csvHeaders,
-        })
+        composeJournalBlocks(
+          [
+            ...base.artefactParts.map((k) => storePartSource(store, k, undefined, { lend: true })),
+            part.bytes,
+          ],
+          { format, csvHeaders, reuseBuffers: true },
+        )
     : part.bytes;
   const artefactParts = compacted || !base ? [partKey] : [...base.artefactParts, partKey];
   const draft = {
@@ -231,7 +235,7 @@ async function placeBlob(store: Store, plan: Plan): Promise<JournalRowConfig> {
   const written = await writeBlob(store, partKey, plan.body, true);
   if (written) return withBlob(plan, partKey, written);
   const ours = await digestOf(plan.body);
-  const there = await digestOf(storePartSource(store, partKey));
+  const there = await digestOf(storePartSource(store, partKey, undefined, { lend: true }));
   if (there.md5 === ours.md5 && there.size === ours.size) return withBlob(plan, partKey, ours);
   const unique = keyWithMd5(partKey, ours.md5);
   const blob = (await writeBlob(store, unique, plan.body, false))!;
@@ -347,7 +351,9 @@ async function redo(
     return planRow(o, target, format, part, was.maxParts, was.createdAtUtc);
   };
   if (partIdentity(was) === identity) {
-    const stored = await digestOf(storePartSource(o.store, was.partKey)).catch(() => undefined);
+    const stored = await digestOf(storePartSource(o.store, was.partKey, undefined, { lend: true })).catch(
+      () => undefined,
+    );
     if (stored?.md5 === was.partMd5) return { row: existing, created: false, compacted, rewritten: false };
     await o.onStep?.("planned");
     const blob = (await writeBlob(o.store, was.partKey, plan().body, false))!;

@@ -40,8 +40,9 @@ export async function readPartBlob(store: Store, row: JournalRow): Promise<Uint8
  * plus index.json recording each part's md5 and size. Every part is first read once and checked against
  * its row (size, md5; CorruptShard otherwise) while its CRC-32 is taken, so nothing is written for a
  * journal that does not hold together; then the archive is written, each part read a second time.
- * Memory stays at a 1 MiB read chunk and the index, whatever the journal's size. Resolves to the bytes
- * written.
+ * Memory stays at a 1 MiB read chunk and the index, whatever the journal's size: chunks are lent, so a
+ * callback sink must copy what it keeps, and a stream is waited on until each chunk is written out.
+ * Resolves to the bytes written.
  */
 export async function exportSessionToStream(
   registry: JournalRegistry,
@@ -53,8 +54,7 @@ export async function exportSessionToStream(
   const index: SessionIndexEntry[] = [];
   for (const row of rows) {
     const { outputIdentifier, partKey, partSize, partMd5, journalFormat } = row.config;
-    const source = storePartSource(store, partKey);
-    const d = await digestOf(source);
+    const d = await digestOf(storePartSource(store, partKey, undefined, { lend: true }));
     if (d.size !== partSize || d.md5 !== partMd5) {
       throw new CorruptShard(
         `${outputIdentifier}: part ${partKey} is ${d.size} bytes md5 ${d.md5}, row says ${partSize} bytes md5 ${partMd5}`,
@@ -62,7 +62,8 @@ export async function exportSessionToStream(
       );
     }
     const entry = `parts/${outputIdentifier}.${journalFormat === "csv" ? "csv" : "ndjson"}`;
-    entries.push({ name: entry, size: d.size, crc: d.crc, chunks: source });
+    const chunks = storePartSource(store, partKey, undefined, { lend: true });
+    entries.push({ name: entry, size: d.size, crc: d.crc, chunks });
     index.push({ outputIdentifier, entry, partKey, size: partSize, md5: partMd5 });
   }
   const indexBytes = Buffer.from(`${JSON.stringify({ parts: index }, null, 2)}\n`, "utf8");
@@ -77,7 +78,7 @@ export async function exportSessionToStream(
   let written = 0;
   for await (const block of zipBlocks(entries)) {
     written += block.length;
-    await writeToSink(out, block);
+    await writeToSink(out, block, true);
   }
   return written;
 }
@@ -85,7 +86,7 @@ export async function exportSessionToStream(
 /** The session export in memory (exportSessionToStream into one buffer); for small journals and tests. */
 export async function exportSession(registry: JournalRegistry, store: Store): Promise<Uint8Array> {
   const blocks: Uint8Array[] = [];
-  await exportSessionToStream(registry, store, (b) => void blocks.push(b));
+  await exportSessionToStream(registry, store, (b) => void blocks.push(Buffer.from(b)));
   return Buffer.concat(blocks);
 }
 
@@ -107,7 +108,7 @@ export async function composeHeadToStream(
       "missing-part",
     );
   }
-  const parts = row.config.artefactParts.map((key) => storePartSource(store, key));
+  const parts = row.config.artefactParts.map((key) => storePartSource(store, key, undefined, { lend: true }));
   return composeJournalToStream(parts, out, {
     format: row.config.journalFormat,
     csvHeaders: row.config.csvHeaders,

@@ -18,20 +18,32 @@ export function filePartSource(path: string): () => AsyncIterable<Uint8Array> {
 
 /**
  * Streams a store object with ranged reads, checking each range is as long as the object's size says,
- * so a blob that shrinks or vanishes under the reader fails loudly instead of composing short.
+ * so a blob that shrinks or vanishes under the reader fails loudly instead of composing short. With
+ * `lend` (for consumers that copy what they keep before asking for more: the composers, digests), every
+ * chunk is read into one buffer the next read refills, where the store reads into a caller's buffer:
+ * memory stays at one chunk and the allocator sees no stream of fresh megabyte buffers.
  */
 export function storePartSource(
   store: Store,
   key: string,
   chunkSize = READ_CHUNK,
+  options: { lend?: boolean } = {},
 ): () => AsyncIterable<Uint8Array> {
   return async function* read() {
     const size = await store.size(key);
     if (size === undefined)
       throw new StoreError(`journal part ${JSON.stringify(key)} is missing from ${store.url}`, key);
+    const into =
+      options.lend && store.getRangeInto ? Buffer.allocUnsafe(Math.min(chunkSize, size)) : undefined;
     for (let offset = 0; offset < size; offset += chunkSize) {
       const want = Math.min(chunkSize, size - offset);
-      const bytes = await store.getRange(key, offset, want);
+      let bytes: Uint8Array | undefined;
+      if (into === undefined) {
+        bytes = await store.getRange(key, offset, want);
+      } else {
+        const n = await store.getRangeInto!(key, offset, want, into);
+        bytes = n === undefined ? undefined : into.subarray(0, n);
+      }
       if (bytes === undefined || bytes.length !== want) {
         throw new StoreError(
           `journal part ${JSON.stringify(key)} returned ${bytes?.length ?? "no"} bytes at offset ${offset}, expected ${want}`,
@@ -77,7 +89,8 @@ export async function readFirstLine(
       continue;
     }
     const nl = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).indexOf(0x0a);
-    const take = nl < 0 ? chunk : chunk.subarray(0, nl);
+    // A copy: a lending source refills the chunk once the next one is asked for.
+    const take = Buffer.from(nl < 0 ? chunk : chunk.subarray(0, nl));
     pieces.push(take);
     length += take.length;
     if (length > maxHeaderBytes + FIRST_LINE_SLACK) throw headerTooLong(where, maxHeaderBytes);

@@ -3,7 +3,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { StoreError } from "@zarr-stream/spec";
-import { MemoryStore } from "@zarr-stream/store";
+import { FsStore, MemoryStore } from "@zarr-stream/store";
 import {
   composeJournal,
   composeJournalAsync,
@@ -178,6 +178,12 @@ describe("part sources", () => {
     await store.put("p1.csv", enc(parts[1]!));
     const fromStore = ["p0.csv", "p1.csv"].map((k) => storePartSource(store, k, 3));
     assert.equal(text(await composeJournalAsync(fromStore, { format: "csv" })), expected);
+    // Lent reads: one 3-byte buffer per part, refilled by each range (FsStore reads into it).
+    const disk = new FsStore(join(dir, "store"));
+    await disk.put("p0.csv", enc(parts[0]!));
+    await disk.put("p1.csv", enc(parts[1]!));
+    const lent = ["p0.csv", "p1.csv"].map((k) => storePartSource(disk, k, 3, { lend: true }));
+    assert.equal(text(await composeJournalAsync(lent, { format: "csv" })), expected);
     await assert.rejects(
       composeJournalAsync([storePartSource(store, "absent.csv")], { format: "csv" }),
       (e: unknown) => e instanceof StoreError && e.key === "absent.csv",

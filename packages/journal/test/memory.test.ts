@@ -12,7 +12,7 @@ import { tempDir } from "./helpers.js";
 const CHILD = fileURLToPath(new URL("./fixtures/memory-child.js", import.meta.url));
 const MiB = 1 << 20;
 /** The README's budget: RSS growth of a compaction or a session export, whatever the journal's size. */
-const BUDGET_MIB = 64;
+const BUDGET_MIB = 32;
 const PARTS = 8;
 const PART_MIB = 26;
 

@@ -150,7 +150,7 @@ describe("refusals, each named by its rule, before anything is uploaded", () => 
   });
 });
 
-describe("the issue's cases end to end", () => {
+describe("hostile parts end to end: a BOM, a stray quote, a multi-line cell, rows under an empty header", () => {
   test("a BOM in the first part is not part of the first column; wider parts are accepted", async () => {
     const registry = new SqliteJournalRegistry(":memory:");
     const store = new MemoryStore();
