@@ -23,7 +23,6 @@ export type PartRule =
 export type JournalErrorReason =
   | PartRule
   | "format"
-  | "part"
   | "registry"
   | "part-index"
   | "missing-part"
