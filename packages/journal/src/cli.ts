@@ -1,14 +1,15 @@
 import { once } from "node:events";
 import { createWriteStream, existsSync, statSync } from "node:fs";
-import { readFile, rename, writeFile } from "node:fs/promises";
+import { readFile, rename, unlink } from "node:fs/promises";
 import { extname } from "node:path";
 import { parseArgs } from "node:util";
 import { type JournalFormat, ZarrStreamError } from "@zarr-stream/spec";
 import { FsStore } from "@zarr-stream/store";
+import type { ByteSink } from "./blob-io.js";
 import { JournalError } from "./errors.js";
 import { pruneJournal } from "./prune.js";
 import { publishPart } from "./publish.js";
-import { composeHeadToStream, exportSession } from "./session.js";
+import { composeHeadToStream, exportSessionToStream } from "./session.js";
 import { SqliteJournalRegistry } from "./sqlite-registry.js";
 
 export interface CliIo {
@@ -21,12 +22,15 @@ export const JOURNAL_USAGE = `Usage: zstream journal <command> [options]
 Commands:
   publish --db F --store DIR FILE [--format csv|ndjson] [--max-parts N] [--part-index N] [--watermark N]
       Publish FILE as the next part; one row whose configuration is the cumulative head.
+      FILE is checked and stored in the journal's form first (README, "What a part may hold").
       --part-index repeats a run that may have crashed (idempotent on the row identifier); without it,
-      a FILE whose bytes equal the current row's own part is taken as a retry and returns that row.
+      a FILE whose bytes equal the part the current row's run published is taken as a retry and returns
+      that row, and one that a concurrent publish of equal bytes beats is a DuplicatePublish (exit 1).
   compose --db F --store DIR [--out FILE]
       Write the current output's composite (stdout when --out is omitted).
   prune --db F --store DIR --cutoff ISO [--dry-run]
-      Delete superseded rows due by the cutoff and their blobs; never anything the current output uses.
+      Delete superseded rows due by the cutoff and their blobs, and part blobs no row references at
+      indexes the journal has passed; never anything the current output uses.
   export --db F --store DIR --out FILE.zip
       Session export: every row's part blob as its own entry plus index.json (md5, size).
 
@@ -155,6 +159,26 @@ async function publish(values: Values, positionals: string[], io: CliIo): Promis
   await write(io.stdout, `${JSON.stringify(summary)}\n`);
 }
 
+/**
+ * Streams into a file written beside the target and renamed, so a failed run never leaves a truncated
+ * composite or archive at `out`. Resolves to the bytes written.
+ */
+async function toFile(out: string, write: (sink: ByteSink) => Promise<number>): Promise<number> {
+  const temp = `${out}.partial-${process.pid}`;
+  const file = createWriteStream(temp);
+  try {
+    const bytes = await write(file);
+    file.end();
+    await once(file, "finish");
+    await rename(temp, out);
+    return bytes;
+  } catch (error) {
+    file.destroy();
+    await unlink(temp).catch(() => undefined);
+    throw error;
+  }
+}
+
 async function compose(values: Values, io: CliIo): Promise<void> {
   existingDb(values);
   const out = values.out;
@@ -163,13 +187,7 @@ async function compose(values: Values, io: CliIo): Promise<void> {
       await composeHeadToStream(registry, store, (chunk) => write(io.stdout, chunk));
       return;
     }
-    // Written beside the target and renamed, so a failed compose never leaves a truncated composite.
-    const temp = `${out}.partial-${process.pid}`;
-    const file = createWriteStream(temp);
-    const bytes = await composeHeadToStream(registry, store, file);
-    file.end();
-    await once(file, "finish");
-    await rename(temp, out);
+    const bytes = await toFile(out, (file) => composeHeadToStream(registry, store, file));
     await write(io.stdout, `${JSON.stringify({ out, bytes })}\n`);
   });
 }
@@ -185,6 +203,7 @@ async function prune(values: Values, io: CliIo): Promise<void> {
     dryRun,
     pruned: plan.prune.map((r) => r.config.outputIdentifier),
     kept: plan.keep.map(({ row, reason }) => ({ outputIdentifier: row.config.outputIdentifier, reason })),
+    orphans: plan.orphans,
   };
   await write(io.stdout, `${JSON.stringify(summary)}\n`);
 }
@@ -192,9 +211,10 @@ async function prune(values: Values, io: CliIo): Promise<void> {
 async function exportZip(values: Values, io: CliIo): Promise<void> {
   const out = required(values, "out");
   existingDb(values);
-  const zip = await withJournal(values, (registry, store) => exportSession(registry, store));
-  await writeFile(out, zip);
-  await write(io.stdout, `${JSON.stringify({ out, bytes: zip.length })}\n`);
+  const bytes = await withJournal(values, (registry, store) =>
+    toFile(out, (file) => exportSessionToStream(registry, store, file)),
+  );
+  await write(io.stdout, `${JSON.stringify({ out, bytes })}\n`);
 }
 
 /**

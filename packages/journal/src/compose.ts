@@ -1,17 +1,12 @@
-import { once } from "node:events";
-import type { Writable } from "node:stream";
 import type { JournalFormat } from "@zarr-stream/spec";
-import { csvWidth, parseCsvHeaderLine, renderCsvHeaderLine, widestHeader } from "./csv-header.js";
-import { JournalError } from "./errors.js";
+import { type ByteSink, writeToSink } from "./blob-io.js";
+import { renderCsvHeaderLine, widestHeader } from "./csv-header.js";
+import { JournalError, MAX_HEADER_BYTES } from "./errors.js";
 import { CompositeWriter } from "./line-composer.js";
-import { assertCsvLineSafe } from "./part-check.js";
-import { chunksOf, type FirstLine, firstLineOf, type PartSource, readFirstLine } from "./sources.js";
+import { headerCells } from "./part-rules.js";
+import { chunksOf, firstLineOf, type PartSource, readFirstLine } from "./sources.js";
 
-/**
- * Where composed bytes go: a Node writable stream (back-pressure honoured) or a callback, awaited before
- * the next chunk. Chunks are the sink's to keep unless ComposeOptions.reuseBuffers is set.
- */
-export type ByteSink = NodeJS.WritableStream | ((chunk: Uint8Array) => void | Promise<void>);
+export type { ByteSink };
 
 export interface ComposeOptions {
   format: JournalFormat;
@@ -20,17 +15,15 @@ export interface ComposeOptions {
    * header, each of which must be a prefix of it. Omitted: the widest part header.
    */
   csvHeaders?: readonly string[];
-  /** Longest first line accepted, in bytes (default 1 MiB). */
+  /** Longest first line accepted, in bytes, a leading BOM aside (default MAX_HEADER_BYTES, 1 MiB). */
   maxHeaderBytes?: number;
   /**
-   * Only with a callback sink: each chunk is lent and refilled once the callback's promise settles, so
-   * composing allocates nothing per block (no garbage for the collector on multi-GB journals). The
-   * callback must copy what it keeps.
+   * With a callback sink (or composeJournalBlocks): each chunk is lent and refilled once the callback's
+   * promise settles (the next block is pulled), so composing allocates nothing per block (no garbage for
+   * the collector on multi-GB journals). The consumer must copy what it keeps.
    */
   reuseBuffers?: boolean;
 }
-
-const DEFAULT_MAX_HEADER = 1 << 20;
 
 function assertFormat(format: unknown): asserts format is JournalFormat {
   if (format !== "csv" && format !== "ndjson") {
@@ -46,18 +39,14 @@ interface CsvPlan {
   pads: number[];
 }
 
-/** Widths come from each part's own first line (invariant 7); the union is the widest header. */
-function planCsv(firsts: readonly FirstLine[], csvHeaders: readonly string[] | undefined): CsvPlan {
-  const headers: string[][] = [];
-  const names: string[] = [];
-  const widths = firsts.map((first, i) => {
-    const width = csvWidth(first.line);
-    if (width === 0 && first.hasBody)
-      throw new JournalError(`part ${i}: has rows but an empty header line`, "part");
-    headers.push(parseCsvHeaderLine(Buffer.from(first.line).toString("utf8")));
-    names.push(`part ${i}`);
-    return width;
-  });
+/**
+ * Widths come from each part's own first line (invariant 7), by the rule the producer checks parts with
+ * (headerCells), part by part in order so that both composers name the same first offence; the union
+ * is the widest header.
+ */
+function planCsv(headers: string[][], csvHeaders: readonly string[] | undefined): CsvPlan {
+  const widths = headers.map((h) => h.length);
+  const names = headers.map((_, i) => `part ${i}`);
   if (csvHeaders !== undefined) {
     headers.push([...csvHeaders]);
     names.push("csvHeaders");
@@ -68,10 +57,13 @@ function planCsv(firsts: readonly FirstLine[], csvHeaders: readonly string[] | u
 }
 
 async function planCsvParts(parts: readonly PartSource[], options: ComposeOptions): Promise<CsvPlan> {
-  const maxLine = options.maxHeaderBytes ?? DEFAULT_MAX_HEADER;
-  const firsts: FirstLine[] = [];
-  for (const [i, part] of parts.entries()) firsts.push(await readFirstLine(part, maxLine, `part ${i}`));
-  return planCsv(firsts, options.csvHeaders);
+  const maxBytes = options.maxHeaderBytes ?? MAX_HEADER_BYTES;
+  const headers: string[][] = [];
+  for (const [i, part] of parts.entries()) {
+    const where = `part ${i}`;
+    headers.push(headerCells(await readFirstLine(part, maxBytes, where), where, { maxBytes }));
+  }
+  return planCsv(headers, options.csvHeaders);
 }
 
 async function* composeBlocks(
@@ -88,7 +80,7 @@ async function* composeBlocks(
     pads = plan.pads;
   }
   for (const [i, part] of parts.entries()) {
-    const rewriter = writer.part(pads[i] ?? 0);
+    const rewriter = writer.part(pads[i] ?? 0, `part ${i}`);
     for await (const chunk of chunksOf(part)) {
       for (let pos = 0; pos < chunk.length; ) {
         pos = rewriter.feed(chunk, pos);
@@ -102,10 +94,29 @@ async function* composeBlocks(
 }
 
 /**
+ * The composite as a sequence of blocks pulled one at a time: what a compaction streams into the store.
+ * Blocks are fresh (a consumer may keep each) unless `reuseBuffers`, where each is lent until the next is
+ * pulled and then refilled, as a store's putStream allows. Refusals (PartRefused) come before the first
+ * block when a header breaks a rule, else when the offending line is reached.
+ */
+export async function* composeJournalBlocks(
+  parts: readonly PartSource[],
+  options: ComposeOptions,
+): AsyncGenerator<Uint8Array> {
+  assertFormat(options.format);
+  const writer = new CompositeWriter(options.format);
+  for await (const block of composeBlocks(parts, options, writer)) {
+    yield block;
+    if (options.reuseBuffers) writer.recycle(block);
+  }
+}
+
+/**
  * Seed 004 composer (invariants 1-7), byte-exact: CSV = union header line, then each part's lines after
  * its first, padded to the union width, CRLF-terminated; NDJSON = concatenation. Parts are streamed, so
  * memory stays at one header line plus fixed 64 KiB output blocks whatever the journal's size.
- * Resolves to the number of bytes written.
+ * Resolves to the number of bytes written. A part that breaks a part rule is a PartRefused, possibly
+ * after the lines before it were written.
  */
 export async function composeJournalToStream(
   parts: readonly PartSource[],
@@ -118,8 +129,7 @@ export async function composeJournalToStream(
   let written = 0;
   for await (const block of composeBlocks(parts, options, writer)) {
     written += block.length;
-    if (typeof out === "function") await out(block);
-    else if (!out.write(block)) await once(out as Writable, "drain");
+    await writeToSink(out, block);
     if (lend) writer.recycle(block);
   }
   return written;
@@ -137,27 +147,28 @@ export async function composeJournalAsync(
 
 /**
  * The composite of in-memory parts (seed 004 invariants 1-7), byte for byte what composeJournalToStream
- * writes. `csvHeaders` is the head's union when known; otherwise the widest part header is used.
+ * writes, refusing what it refuses: both run the same header rule (headerCells) and the same rewriter.
+ * `csvHeaders` is the head's union when known; otherwise the widest part header is used.
  */
 export function composeJournal(
   parts: readonly Uint8Array[],
   format: JournalFormat,
-  options: { csvHeaders?: readonly string[] } = {},
+  options: { csvHeaders?: readonly string[]; maxHeaderBytes?: number } = {},
 ): Uint8Array {
   assertFormat(format);
   const writer = new CompositeWriter(format);
   let pads = parts.map(() => 0);
   if (format === "csv") {
-    // Padding is line-wise (invariant 3), so a cell spanning lines would be padded inside its quotes.
-    for (const [i, part] of parts.entries()) assertCsvLineSafe(part, `part ${i}`);
-    const plan = planCsv(parts.map(firstLineOf), options.csvHeaders);
+    const maxBytes = options.maxHeaderBytes ?? MAX_HEADER_BYTES;
+    const headers = parts.map((part, i) => headerCells(firstLineOf(part), `part ${i}`, { maxBytes }));
+    const plan = planCsv(headers, options.csvHeaders);
     if (plan.headerLine === undefined) return new Uint8Array(0);
     writer.header(plan.headerLine);
     pads = plan.pads;
   }
   const blocks: Uint8Array[] = [];
   parts.forEach((part, i) => {
-    const rewriter = writer.part(pads[i] ?? 0);
+    const rewriter = writer.part(pads[i] ?? 0, `part ${i}`);
     for (let pos = 0; pos < part.length; ) {
       pos = rewriter.feed(part, pos);
       blocks.push(...writer.drain());

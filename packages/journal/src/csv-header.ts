@@ -1,61 +1,74 @@
-import { JournalError } from "./errors.js";
+import { PartRefused } from "./errors.js";
 
 const QUOTE = 0x22;
 const COMMA = 0x2c;
 
 /**
- * Cells of one CSV header line (no terminator). Quoted cells may hold commas and doubled quotes, so a
- * width is never a plain comma count (invariant 7). An empty line has no cells.
+ * Where a CSV scanner stands inside a line: at the start of a cell, inside an unquoted cell, inside a
+ * quoted cell, or just after a quote inside a quoted cell (the end of the cell, or the first of a doubled
+ * quote). Line terminators are never fed to csvStep; a line that ends in QUOTED has a cell spanning lines.
  */
-export function parseCsvHeaderLine(line: string): string[] {
-  if (line === "") return [];
-  const cells: string[] = [];
-  let cell = "";
-  let i = 0;
-  while (i <= line.length) {
-    if (line.charCodeAt(i) === QUOTE) {
-      i++;
-      for (;;) {
-        if (i >= line.length)
-          throw new JournalError(`header line ${JSON.stringify(line)} has an unclosed quote`, "part");
-        if (line.charCodeAt(i) === QUOTE) {
-          if (line.charCodeAt(i + 1) === QUOTE) {
-            cell += '"';
-            i += 2;
-            continue;
-          }
-          i++;
-          break;
-        }
-        cell += line[i];
-        i++;
-      }
-    }
-    const comma = line.indexOf(",", i);
-    const end = comma < 0 ? line.length : comma;
-    cell += line.slice(i, end);
-    cells.push(cell);
-    cell = "";
-    if (comma < 0) break;
-    i = comma + 1;
-    if (i === line.length) {
-      cells.push("");
-      break;
-    }
+export const CELL_START = 0;
+export const UNQUOTED = 1;
+export const QUOTED = 2;
+export const QUOTE_IN_QUOTED = 3;
+export type CsvState = typeof CELL_START | typeof UNQUOTED | typeof QUOTED | typeof QUOTE_IN_QUOTED;
+/** csvStep flags: the byte ends the current cell (a separator), or is part of the cell's text. */
+export const ENDS_CELL = 4;
+export const KEEPS = 8;
+
+/**
+ * The one CSV rule every reader and the producer share (header widths, header cells, data row widths, and
+ * whether a line closes its quotes): Python's csv reader with the default dialect, which is what reads
+ * these files downstream. A quote opens a quoted cell only at the start of a cell; inside an unquoted cell
+ * it is text (`a,b"c,d` is three cells); `""` inside a quoted cell is one quote; after a quoted cell
+ * closes, further text joins the cell (`"ab"c` is `abc`). Returns the next state, with ENDS_CELL and
+ * KEEPS flags.
+ */
+export function csvStep(state: CsvState, byte: number): number {
+  switch (state) {
+    case CELL_START:
+      if (byte === COMMA) return CELL_START | ENDS_CELL;
+      return byte === QUOTE ? QUOTED : UNQUOTED | KEEPS;
+    case UNQUOTED:
+      return byte === COMMA ? CELL_START | ENDS_CELL : UNQUOTED | KEEPS;
+    case QUOTED:
+      return byte === QUOTE ? QUOTE_IN_QUOTED : QUOTED | KEEPS;
+    default:
+      if (byte === QUOTE) return QUOTED | KEEPS;
+      return byte === COMMA ? CELL_START | ENDS_CELL : UNQUOTED | KEEPS;
   }
-  return cells;
 }
 
-/** Number of cells in a header line given as bytes (quote-aware), without decoding the rest. */
-export function csvWidth(line: Uint8Array): number {
-  if (line.length === 0) return 0;
-  let width = 1;
-  let quoted = false;
-  for (const byte of line) {
-    if (byte === QUOTE) quoted = !quoted;
-    else if (byte === COMMA && !quoted) width++;
+function unclosed(line: string, where: string): PartRefused {
+  return new PartRefused(
+    `${where}: line 1 (${JSON.stringify(line.slice(0, 200))}): a quoted cell does not close on its line`,
+    "line-break-in-cell",
+  );
+}
+
+/**
+ * Cells of one CSV header line (no terminator), by csvStep. Quoted cells may hold commas and doubled
+ * quotes, so a width is never a plain comma count (invariant 7). An empty line has no cells.
+ */
+export function parseCsvHeaderLine(line: string, where = "header"): string[] {
+  if (line === "") return [];
+  const cells: string[] = [];
+  let state: CsvState = CELL_START;
+  let cell = "";
+  for (let i = 0; i < line.length; i++) {
+    const code = line.charCodeAt(i);
+    const step = csvStep(state, code);
+    if (step & KEEPS) cell += line[i];
+    if (step & ENDS_CELL) {
+      cells.push(cell);
+      cell = "";
+    }
+    state = (step & 3) as CsvState;
   }
-  return width;
+  if (state === QUOTED) throw unclosed(line, where);
+  cells.push(cell);
+  return cells;
 }
 
 /** One header line the way Python's csv.writer (QUOTE_MINIMAL) writes it, without terminator. */
@@ -81,14 +94,14 @@ export function mergeCsvHeaders(existing: readonly string[], incoming: readonly 
   return [...existing, ...incoming.filter((cell) => !known.has(cell))];
 }
 
-/** Invariant 1: throws JournalError naming `where` unless `partHeader` is a prefix of `headers`. */
+/** Invariant 1: throws PartRefused ("header-prefix") naming `where` unless `partHeader` is a prefix of `headers`. */
 export function assertHeaderPrefix(
   partHeader: readonly string[],
   headers: readonly string[],
   where: string,
 ): void {
   if (!isPrefix(partHeader, headers)) {
-    throw new JournalError(
+    throw new PartRefused(
       `${where}: header ${JSON.stringify(partHeader)} is not a prefix of the journal header ${JSON.stringify(headers)}`,
       "header-prefix",
     );

@@ -4,6 +4,7 @@ export {
   type ComposeOptions,
   composeJournal,
   composeJournalAsync,
+  composeJournalBlocks,
   composeJournalToStream,
 } from "./compose.js";
 export {
@@ -12,15 +13,24 @@ export {
   parseCsvHeaderLine,
   renderCsvHeaderLine,
 } from "./csv-header.js";
-export { JournalError, type JournalErrorReason } from "./errors.js";
-export { pruneJournal } from "./prune.js";
+export {
+  DuplicatePublish,
+  JournalError,
+  type JournalErrorReason,
+  MAX_HEADER_BYTES,
+  PartRefused,
+  type PartRule,
+} from "./errors.js";
+export { headerCells, type StoredPart, storedPart } from "./part-rules.js";
+export { type PruneResult, pruneJournal } from "./prune.js";
 export { type PublishOptions, type PublishResult, type PublishStep, publishPart } from "./publish.js";
 export type { JournalRegistry, RowPatch } from "./registry.js";
 export { type KeepReason, planArchive, planRetention, type RetentionPlan } from "./retention.js";
-export { DEFAULT_MAX_PARTS, type JournalRow, outputIdentifierOf } from "./row.js";
+export { DEFAULT_MAX_PARTS, type JournalRow, outputIdentifierOf, partIdentity } from "./row.js";
 export {
   composeHeadToStream,
   exportSession,
+  exportSessionToStream,
   readPartBlob,
   SESSION_INDEX_ENTRY,
   type SessionIndexEntry,

@@ -17,11 +17,12 @@ export interface JournalRegistry {
   rows(): Promise<JournalRow[]>;
   find(outputIdentifier: string): Promise<JournalRow | undefined>;
   /**
-   * Inserts `config` and applies `patches` in one transaction. Idempotent on outputIdentifier: when a
-   * row with it exists, that row is returned (created: false) and nothing is written. With
-   * `expectedCurrentId` (the id of the row the new one builds on, null for none) the insert is a
-   * compare-and-swap on the head: when the current row is another one, nothing is written and the call
-   * throws PublishConflict, so two publishers never build on the same head.
+   * Inserts `config` and applies `patches` in one transaction. With `expectedCurrentId` (the id of the
+   * row the new one builds on, null for none) the insert is a compare-and-swap on the head, checked
+   * first: when the current row is another one, nothing is written and the call throws PublishConflict,
+   * so two publishers never build on the same head, nor does one take the other's row for its own.
+   * Then idempotent on outputIdentifier: when a row with it exists, that row is returned (created:
+   * false) and nothing is written.
    */
   register(
     config: JournalRowConfig,

@@ -41,12 +41,35 @@ export function checkRowConfig(value: unknown, where: string): JournalRowConfig 
     where,
   );
   crossKey(
+    c.deltaMd5 === undefined || isCompactionRow(c) || c.deltaMd5 === c.partMd5,
+    "/deltaMd5",
+    "differs from partMd5 on a row that is not a compaction",
+    where,
+  );
+  crossKey(
     c.artefactState === "superseded" || (c.supersededAtUtc === null && c.supersededByOutputId === null),
     "/artefactState",
     "a live row carries supersession fields",
     where,
   );
   return c;
+}
+
+/**
+ * A compaction row's blob is the composite of every part so far (artefactParts = [itself]); the only
+ * other row whose artefactParts is itself alone is the first.
+ */
+export function isCompactionRow(c: JournalRowConfig): boolean {
+  return c.partIndex > 0 && c.artefactParts.length === 1;
+}
+
+/**
+ * What a retry is recognised by, with the row's index: the md5 of the part its run published. Rows
+ * written before deltaMd5 existed fall back to partMd5, except compaction rows, whose partMd5 names the
+ * composite and so says nothing about the part (undefined: no retry can be recognised by content).
+ */
+export function partIdentity(c: JournalRowConfig): string | undefined {
+  return c.deltaMd5 ?? (isCompactionRow(c) ? undefined : c.partMd5);
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

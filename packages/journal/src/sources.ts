@@ -1,6 +1,7 @@
 import { createReadStream } from "node:fs";
 import { StoreError } from "@zarr-stream/spec";
 import type { Store } from "@zarr-stream/store";
+import { headerTooLong } from "./errors.js";
 
 /**
  * A part to compose: its bytes, or a factory that streams them. Composing CSV reads each part twice
@@ -17,20 +18,32 @@ export function filePartSource(path: string): () => AsyncIterable<Uint8Array> {
 
 /**
  * Streams a store object with ranged reads, checking each range is as long as the object's size says,
- * so a blob that shrinks or vanishes under the reader fails loudly instead of composing short.
+ * so a blob that shrinks or vanishes under the reader fails loudly instead of composing short. With
+ * `lend` (for consumers that copy what they keep before asking for more: the composers, digests), every
+ * chunk is read into one buffer the next read refills, where the store reads into a caller's buffer:
+ * memory stays at one chunk and the allocator sees no stream of fresh megabyte buffers.
  */
 export function storePartSource(
   store: Store,
   key: string,
   chunkSize = READ_CHUNK,
+  options: { lend?: boolean } = {},
 ): () => AsyncIterable<Uint8Array> {
   return async function* read() {
     const size = await store.size(key);
     if (size === undefined)
       throw new StoreError(`journal part ${JSON.stringify(key)} is missing from ${store.url}`, key);
+    const into =
+      options.lend && store.getRangeInto ? Buffer.allocUnsafe(Math.min(chunkSize, size)) : undefined;
     for (let offset = 0; offset < size; offset += chunkSize) {
       const want = Math.min(chunkSize, size - offset);
-      const bytes = await store.getRange(key, offset, want);
+      let bytes: Uint8Array | undefined;
+      if (into === undefined) {
+        bytes = await store.getRange(key, offset, want);
+      } else {
+        const n = await store.getRangeInto!(key, offset, want, into);
+        bytes = n === undefined ? undefined : into.subarray(0, n);
+      }
       if (bytes === undefined || bytes.length !== want) {
         throw new StoreError(
           `journal part ${JSON.stringify(key)} returned ${bytes?.length ?? "no"} bytes at offset ${offset}, expected ${want}`,
@@ -54,11 +67,19 @@ export interface FirstLine {
   hasBody: boolean;
 }
 
+/** A first line may carry a BOM (3 bytes) and a CR beyond the header cap; the cap itself is checked later. */
+const FIRST_LINE_SLACK = 4;
+
 /**
  * Reads a part only as far as its first line ends (plus one byte to know whether a body follows); the
- * line is the one buffer whose size depends on the input, capped at `maxLine` bytes.
+ * line is the one buffer whose size depends on the input, a little over `maxHeaderBytes` at most
+ * (PartRefused "header-too-long" beyond: headerCells makes the exact check).
  */
-export async function readFirstLine(source: PartSource, maxLine: number, where: string): Promise<FirstLine> {
+export async function readFirstLine(
+  source: PartSource,
+  maxHeaderBytes: number,
+  where: string,
+): Promise<FirstLine> {
   const pieces: Uint8Array[] = [];
   let length = 0;
   let line: Uint8Array | undefined;
@@ -68,10 +89,11 @@ export async function readFirstLine(source: PartSource, maxLine: number, where: 
       continue;
     }
     const nl = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).indexOf(0x0a);
-    const take = nl < 0 ? chunk : chunk.subarray(0, nl);
+    // A copy: a lending source refills the chunk once the next one is asked for.
+    const take = Buffer.from(nl < 0 ? chunk : chunk.subarray(0, nl));
     pieces.push(take);
     length += take.length;
-    if (length > maxLine) throw new StoreError(`${where}: first line is longer than ${maxLine} bytes`, where);
+    if (length > maxHeaderBytes + FIRST_LINE_SLACK) throw headerTooLong(where, maxHeaderBytes);
     if (nl >= 0) {
       line = stripCr(Buffer.concat(pieces, length));
       if (nl + 1 < chunk.length) return { line, hasBody: true };

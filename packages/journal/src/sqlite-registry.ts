@@ -68,10 +68,11 @@ export class SqliteJournalRegistry implements JournalRegistry {
   ): Promise<{ row: JournalRow; created: boolean }> {
     const checked = checkRowConfig(config, config.outputIdentifier);
     const run = this.db.transaction(() => {
-      const existing = this.findSync(checked.outputIdentifier);
-      if (existing) return { row: existing, created: false };
       if (expectedCurrentId !== undefined) {
-        // BEGIN IMMEDIATE holds the write lock, so the head read here cannot move before COMMIT.
+        // The head is compared before the identifier: a publisher that planned on an older head gets a
+        // PublishConflict and plans again, even when another registered the same index with equal bytes
+        // (answering with that row would drop this publisher's part). BEGIN IMMEDIATE holds the write
+        // lock, so the head read here cannot move before COMMIT.
         const head = this.db.prepare("SELECT id FROM journal_rows ORDER BY id DESC LIMIT 1").get() as
           | { id: number }
           | undefined;
@@ -81,6 +82,8 @@ export class SqliteJournalRegistry implements JournalRegistry {
           );
         }
       }
+      const existing = this.findSync(checked.outputIdentifier);
+      if (existing) return { row: existing, created: false };
       const info = this.db
         .prepare("INSERT INTO journal_rows (output_identifier, config) VALUES (?, ?)")
         .run(checked.outputIdentifier, stringify(checked)!);

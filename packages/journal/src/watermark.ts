@@ -19,10 +19,12 @@ export interface ParentListing {
 
 export interface WatermarkDecision {
   watermark: number | bigint | null;
-  /** The listing returned blobs: publish a part carrying `watermark`. */
+  /** The listing returned blobs above the current watermark: publish a part carrying `watermark`. */
   publish: boolean;
   /** Nothing to publish but the watermark moved: patch the current row forward. */
   patch: boolean;
+  /** The returned ids above the current watermark (all of them when there is none): the blobs to read. */
+  newIds: (number | bigint)[];
 }
 
 function isComplete(c: FacetCoverage): boolean {
@@ -31,23 +33,26 @@ function isComplete(c: FacetCoverage): boolean {
 
 /**
  * Seed 004 facet-filtered watermark: raise to the newest returned id and, when the facet is complete
- * (blobs excluded above it are known not to match), to the listing's maxId. An empty filtered listing
- * moves the watermark without publishing, so Core does not schedule a no-op task per tick.
+ * (blobs excluded above it are known not to match), to the listing's maxId. Only ids above the current
+ * watermark are new: an older Core ignores SinceId and lists blobs already covered, which must not make
+ * the node publish again. An empty (or wholly covered) listing moves the watermark without publishing,
+ * so Core does not schedule a no-op task per tick.
  */
 export function nextWatermark(current: number | bigint | null, listing: ParentListing): WatermarkDecision {
   for (const id of listing.ids) {
     if (typeof id !== "bigint" && !Number.isFinite(id))
       throw new JournalError(`listing id ${id} is not a number`, "argument");
   }
-  const candidates = [...listing.ids];
+  // Ids beyond 2^53 come as bigints; < and > compare bigints and numbers exactly.
+  const newIds = listing.ids.filter((id) => current === null || id > current);
+  const candidates = [...newIds];
   if (current !== null) candidates.push(current);
   const coverage = listing.facetCoverage;
   if (coverage && coverage.maxId !== null && isComplete(coverage)) candidates.push(coverage.maxId);
-  // Ids beyond 2^53 come as bigints; < and > compare bigints and numbers exactly.
   const top = candidates.reduce<number | bigint | null>((a, b) => (a === null || b > a ? b : a), null);
   const watermark = top === null ? null : exactId(top);
-  const publish = listing.ids.length > 0;
-  return { watermark, publish, patch: !publish && watermark !== current };
+  const publish = newIds.length > 0;
+  return { watermark, publish, patch: !publish && watermark !== current, newIds };
 }
 
 /**

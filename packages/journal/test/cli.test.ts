@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { describe, test } from "node:test";
@@ -51,6 +51,16 @@ describe("zstream journal CLI (in-process)", () => {
       parts.length + 1,
       "entries: every part plus index.json",
     );
+    assert.deepEqual(JSON.parse(exported.stdout), { out: zipFile, bytes: zip.length });
+    // A failed export leaves no file at --out (nor its partial file).
+    writeFileSync(join(store, "journal", "journal-p000000.csv"), "a\r\n9\r\n");
+    const failed = await cli(["export", "--db", db, "--store", store, "--out", join(dir, "bad.zip")]);
+    assert.equal(failed.code, 1);
+    assert.match(failed.stderr, /CorruptShard/);
+    assert.deepEqual(
+      readdirSync(dir).filter((f) => f.startsWith("bad.zip")),
+      [],
+    );
   });
 
   test("prune --dry-run lists due rows without deleting; prune deletes them", async (t) => {
@@ -68,6 +78,7 @@ describe("zstream journal CLI (in-process)", () => {
     assert.deepEqual(JSON.parse(dry.stdout).pruned, ["journal-p000000", "journal-p000001"]);
     const real = await cli(["prune", "--db", db, "--store", store, "--cutoff", future]);
     assert.deepEqual(JSON.parse(real.stdout).pruned, ["journal-p000000", "journal-p000001"]);
+    assert.deepEqual(JSON.parse(real.stdout).orphans, []);
     const again = await cli(["prune", "--db", db, "--store", store, "--cutoff", future]);
     assert.deepEqual(JSON.parse(again.stdout).pruned, []);
     assert.equal(
@@ -103,6 +114,14 @@ describe("zstream journal CLI (in-process)", () => {
     const r = await cli(["publish", "--db", db, "--store", store, noFormat]);
     assert.equal(r.code, 3);
     assert.match(r.stderr, /JournalError: .*format/);
+    const hostile = join(dir, "hostile.csv");
+    writeFileSync(hostile, "\r\n3,4\r\n");
+    const refused = await cli(["publish", "--db", db, "--store", store, hostile]);
+    assert.equal(refused.code, 1);
+    assert.match(
+      refused.stderr,
+      /^error: PartRefused: journal-p000000: has data lines under an empty header line/,
+    );
     const badCutoff = await cli(["prune", "--db", db, "--store", store, "--cutoff", "soon"]);
     assert.equal(badCutoff.code, 3);
     assert.match(badCutoff.stderr, /JournalError: cutoff "soon" is not a date/);

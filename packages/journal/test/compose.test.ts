@@ -3,13 +3,14 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { StoreError } from "@zarr-stream/spec";
-import { MemoryStore } from "@zarr-stream/store";
+import { FsStore, MemoryStore } from "@zarr-stream/store";
 import {
   composeJournal,
   composeJournalAsync,
   composeJournalToStream,
   filePartSource,
   JournalError,
+  PartRefused,
   storePartSource,
 } from "../src/index.js";
 import { enc, tempDir, text } from "./helpers.js";
@@ -177,6 +178,12 @@ describe("part sources", () => {
     await store.put("p1.csv", enc(parts[1]!));
     const fromStore = ["p0.csv", "p1.csv"].map((k) => storePartSource(store, k, 3));
     assert.equal(text(await composeJournalAsync(fromStore, { format: "csv" })), expected);
+    // Lent reads: one 3-byte buffer per part, refilled by each range (FsStore reads into it).
+    const disk = new FsStore(join(dir, "store"));
+    await disk.put("p0.csv", enc(parts[0]!));
+    await disk.put("p1.csv", enc(parts[1]!));
+    const lent = ["p0.csv", "p1.csv"].map((k) => storePartSource(disk, k, 3, { lend: true }));
+    assert.equal(text(await composeJournalAsync(lent, { format: "csv" })), expected);
     await assert.rejects(
       composeJournalAsync([storePartSource(store, "absent.csv")], { format: "csv" }),
       (e: unknown) => e instanceof StoreError && e.key === "absent.csv",
@@ -192,6 +199,35 @@ describe("part sources", () => {
     await assert.rejects(
       composeJournalAsync([storePartSource(shrinking, "p0.csv")], { format: "csv" }),
       (e: unknown) => e instanceof StoreError && /expected/.test(e.message),
+    );
+  });
+});
+
+describe("sources that lend one buffer", () => {
+  test("a buffer refilled between chunks is read afresh (a quoted cell in the second filling is seen)", async () => {
+    const size = 512 * 1024;
+    /** `size` bytes of 2-cell CRLF lines ending in `tail`: enough lines that each feed stops early. */
+    const filling = (tail: string) => {
+      const lines = "1,2\r\n".repeat(Math.floor(size / 5) - 4);
+      return `${lines}3,${"4".repeat(size - lines.length - tail.length - 4)}\r\n${tail}`;
+    };
+    const first = filling("5,6\r\n");
+    const second = filling('"x,\r\ny",2\r\n');
+    assert.equal(first.length, size);
+    assert.equal(second.length, size);
+    const buffer = Buffer.alloc(size);
+    const source = async function* () {
+      yield enc("a,b\r\n");
+      yield buffer.fill(first);
+      yield buffer.fill(second);
+    };
+    await assert.rejects(
+      composeJournalAsync([source], { format: "csv" }),
+      (e: unknown) => e instanceof PartRefused && e.reason === "line-break-in-cell",
+    );
+    assert.throws(
+      () => composeJournal([enc(`a,b\r\n${first}${second}`)], "csv"),
+      (e: unknown) => e instanceof PartRefused && e.reason === "line-break-in-cell",
     );
   });
 });

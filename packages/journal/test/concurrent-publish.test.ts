@@ -192,6 +192,6 @@ describe("journal edge cases: ids beyond 2^53, empty watermarks, multi-line cell
 
   test("composeJournal refuses a quoted cell spanning lines instead of padding inside it", () => {
     const parts = [enc("a,b\r\n1,2\r\n"), enc('a\r\n"x\r\ny"\r\n')];
-    assert.throws(() => composeJournal(parts, "csv"), { name: "JournalError", reason: "part" });
+    assert.throws(() => composeJournal(parts, "csv"), { name: "PartRefused", reason: "line-break-in-cell" });
   });
 });

@@ -169,8 +169,8 @@ describe("seed 004 producer", () => {
     const cases: [Parameters<typeof publishPart>[0], string][] = [
       [{ registry, store, now, part: enc("a\r\n1\r\n") }, "format"],
       [{ registry, store, now, part: enc("a\r\n1\r\n"), format: "csv", maxParts: -1 }, "argument"],
-      [{ registry, store, now, part: enc('a\r\n"1\r\n2"\r\n'), format: "csv" }, "part"],
-      [{ registry, store, now, part: enc("a\r\n1\r2\r\n"), format: "csv" }, "part"],
+      [{ registry, store, now, part: enc('a\r\n"1\r\n2"\r\n'), format: "csv" }, "line-break-in-cell"],
+      [{ registry, store, now, part: enc("a\r\n1\r2\r\n"), format: "csv" }, "bare-cr"],
     ];
     for (const [options, reason] of cases) {
       await assert.rejects(

@@ -145,16 +145,17 @@ describe("seed 004 retention", () => {
 describe("seed 004 facet-filtered watermark", () => {
   test("raises the watermark to maxId of a complete facet and publishes when blobs were returned", () => {
     const d = nextWatermark(10, { ids: [14, 12], facetCoverage: { total: 9, complete: 9, maxId: 20 } });
-    assert.deepEqual(d, { watermark: 20, publish: true, patch: false });
+    assert.deepEqual(d, { watermark: 20, publish: true, patch: false, newIds: [14, 12] });
   });
 
   test("an empty filtered listing moves the watermark forward without publishing", () => {
     const d = nextWatermark(10, { ids: [], facetCoverage: { total: 4, complete: true, maxId: 31 } });
-    assert.deepEqual(d, { watermark: 31, publish: false, patch: true });
+    assert.deepEqual(d, { watermark: 31, publish: false, patch: true, newIds: [] });
     assert.deepEqual(nextWatermark(31, { ids: [], facetCoverage: { total: 0, complete: 0, maxId: 31 } }), {
       watermark: 31,
       publish: false,
       patch: false,
+      newIds: [],
     });
   });
 

@@ -30,12 +30,16 @@ test("row configuration: published rows pass the spec schema; invariant 6 keys s
   }
 });
 
-test("registry refuses a patch that breaks a cross-key rule (csvHeaderCount, supersession on a live row)", async () => {
+test("registry refuses a patch that breaks a cross-key rule (csvHeaderCount, deltaMd5, supersession on a live row)", async () => {
   const registry = new SqliteJournalRegistry(":memory:");
   await publishPart({ registry, store: new MemoryStore(), part: enc("a\r\n1\r\n"), format: "csv" });
   await assert.rejects(
     registry.patch([{ outputIdentifier: "journal-p000000", patch: { csvHeaderCount: 2 } }]),
     (e: unknown) => e instanceof SchemaError && e.pointer === "/csvHeaderCount",
+  );
+  await assert.rejects(
+    registry.patch([{ outputIdentifier: "journal-p000000", patch: { deltaMd5: "0".repeat(32) } }]),
+    (e: unknown) => e instanceof SchemaError && e.pointer === "/deltaMd5",
   );
   await assert.rejects(
     registry.patch([

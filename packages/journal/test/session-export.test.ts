@@ -7,8 +7,14 @@ import { test } from "node:test";
 import { CorruptShard } from "@zarr-stream/spec";
 import { MemoryStore } from "@zarr-stream/store";
 import { findPython } from "@zarr-stream/test-support/python";
-import { exportSession, publishPart, SqliteJournalRegistry } from "../src/index.js";
-import { clock, enc, tempDir } from "./helpers.js";
+import {
+  exportSession,
+  exportSessionToStream,
+  JournalError,
+  publishPart,
+  SqliteJournalRegistry,
+} from "../src/index.js";
+import { clock, enc, tempDir, text } from "./helpers.js";
 
 const python = findPython({ modules: ["zipfile"] });
 
@@ -80,5 +86,36 @@ test("session export refuses a part whose bytes no longer match its row (md5/siz
   await assert.rejects(
     exportSession(registry, store),
     (e: unknown) => e instanceof CorruptShard && e.key === "journal/journal-p000000.csv",
+  );
+});
+
+test("session export checks every part before it writes a byte, and refuses a part replaced while exported", async () => {
+  const registry = new SqliteJournalRegistry(":memory:");
+  const store = new MemoryStore();
+  for (const p of ["a\r\n1\r\n", "a\r\n2\r\n"])
+    await publishPart({ registry, store, part: enc(p), format: "csv" });
+  await store.put("journal/journal-p000001.csv", enc("a\r\n3\r\n"));
+  let written = 0;
+  await assert.rejects(
+    exportSessionToStream(registry, store, (b) => {
+      written += b.length;
+    }),
+    CorruptShard,
+  );
+  assert.equal(written, 0, "nothing is written for a journal whose parts do not match their rows");
+  await store.put("journal/journal-p000001.csv", enc("a\r\n2\r\n"));
+  /** Serves each part's recorded bytes to the check, and other bytes of the same size to the copy. */
+  class Swapping extends MemoryStore {
+    reads = 0;
+    override async getRange(key: string, offset: number, length: number): Promise<Uint8Array | undefined> {
+      const bytes = await super.getRange(key, offset, length);
+      return ++this.reads > 2 && bytes ? enc(text(bytes).replace("2", "7")) : bytes;
+    }
+  }
+  const swapping = new Swapping();
+  for (const k of await store.list("")) await swapping.put(k, (await store.get(k))!);
+  await assert.rejects(
+    exportSessionToStream(registry, swapping, () => {}),
+    (e: unknown) => e instanceof JournalError && e.reason === "zip" && /journal-p000001/.test(e.message),
   );
 });

@@ -1,3 +1,4 @@
+import { StoreError } from "@zarr-stream/spec";
 import {
   assertByteCount,
   assertBytes,
@@ -29,6 +30,13 @@ export function suffix(key: string, n: number): void {
 export function write(key: string, bytes: Uint8Array): void {
   assertValidKey(key);
   assertBytes(bytes, key);
+}
+
+export function stream(key: string, chunks: AsyncIterable<Uint8Array>): void {
+  assertValidKey(key);
+  if (typeof (chunks as Partial<AsyncIterable<Uint8Array>>)?.[Symbol.asyncIterator] !== "function") {
+    throw new StoreError(`chunks for ${JSON.stringify(key)} must be an async iterable`, key);
+  }
 }
 
 export function conditionalWrite(key: string, bytes: Uint8Array, expected: string | null): void {

@@ -62,6 +62,45 @@ export async function stage(
   }
 }
 
+/**
+ * As stage, from a stream: each chunk is written before the next is asked for. An error of the source
+ * itself is rethrown as it is (the staging file removed), so the caller sees why its data failed.
+ */
+export async function stageFrom(
+  dir: ConfinedDir,
+  chunks: AsyncIterable<Uint8Array>,
+  key: string,
+): Promise<string> {
+  const temp = dir.at(`${TEMP_PREFIX}${process.pid}-${randomBytes(8).toString("hex")}`);
+  let file: FileHandle | undefined;
+  let sourceFailed = false;
+  try {
+    file = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW);
+    const iterator = chunks[Symbol.asyncIterator]();
+    for (;;) {
+      let next: IteratorResult<Uint8Array>;
+      try {
+        next = await iterator.next();
+      } catch (err) {
+        sourceFailed = true;
+        throw err;
+      }
+      if (next.done) break;
+      const chunk = next.value;
+      for (let done = 0; done < chunk.length; ) {
+        done += (await file.write(chunk, done, chunk.length - done)).bytesWritten;
+      }
+    }
+    await file.sync();
+    await file.close();
+    return temp;
+  } catch (err) {
+    await file?.close().catch(() => undefined);
+    await unlinkQuietly(temp);
+    throw sourceFailed ? err : fsError("stage", key, err);
+  }
+}
+
 export async function replace(
   dir: ConfinedDir,
   target: string,

@@ -1,5 +1,5 @@
 import { type BigIntStats, constants, lstatSync, renameSync, statSync } from "node:fs";
-import { type FileHandle, link, unlink } from "node:fs/promises";
+import { type FileHandle, link, rename, unlink } from "node:fs/promises";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import {
@@ -16,7 +16,7 @@ import { inDir, refused } from "./fs-confine.js";
 import { errorCode, fsError, fullOr, isAbsent } from "./fs-errors.js";
 import { withKeyLock } from "./fs-key-lock.js";
 import { listKeys } from "./fs-list.js";
-import { exists, replace, stage, stagingPlace, unlinkQuietly } from "./fs-staging.js";
+import { exists, replace, stage, stageFrom, stagingPlace, unlinkQuietly } from "./fs-staging.js";
 import { fileStamp, laterThan, linkUnlessPresent, statNow } from "./fs-stamps.js";
 import type { PinnedObject, ReadCost, Store } from "./store.js";
 
@@ -273,6 +273,37 @@ export class FsStore implements Store {
       return made;
     });
     return created === true;
+  }
+
+  /**
+   * Stages the stream into a temp file beside the target (each chunk written before the next is pulled),
+   * fsyncs it, then renames it over the key or, with ifAbsent, hard-links it (EEXIST: false).
+   */
+  async putStream(
+    key: string,
+    chunks: AsyncIterable<Uint8Array>,
+    options: { ifAbsent?: boolean } = {},
+  ): Promise<boolean> {
+    check.stream(key, chunks);
+    const ifAbsent = options.ifAbsent === true;
+    const placed = await inDir(this.root, key, true, "putStream", async (dir, name) => {
+      dir.refuseLink(name, key, "putStream");
+      const target = dir.at(name);
+      if (ifAbsent && (await exists(target, key))) return false;
+      const temp = await stageFrom(dir, chunks, key);
+      try {
+        if (ifAbsent) await link(temp, target);
+        else await rename(temp, target);
+      } catch (err) {
+        if (ifAbsent && errorCode(err) === "EEXIST") return false;
+        throw fsError("putStream", key, err);
+      } finally {
+        await unlinkQuietly(temp);
+      }
+      await dir.sync();
+      return true;
+    });
+    return placed === true;
   }
 
   async delete(key: string): Promise<void> {

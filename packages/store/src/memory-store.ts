@@ -82,6 +82,28 @@ export class MemoryStore implements Store {
     return true;
   }
 
+  /** Holds the whole object, as every MemoryStore object is held; the key is checked again at the end. */
+  async putStream(
+    key: string,
+    chunks: AsyncIterable<Uint8Array>,
+    options: { ifAbsent?: boolean } = {},
+  ): Promise<boolean> {
+    check.stream(key, chunks);
+    if (options.ifAbsent && this.#objects.has(key)) return false;
+    const parts: Uint8Array[] = [];
+    // A copy (a Buffer's slice would be a view): the source may refill the chunk it lent.
+    for await (const chunk of chunks) parts.push(new Uint8Array(chunk));
+    if (options.ifAbsent && this.#objects.has(key)) return false;
+    const whole = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+    let at = 0;
+    for (const p of parts) {
+      whole.set(p, at);
+      at += p.length;
+    }
+    this.#set(key, whole);
+    return true;
+  }
+
   async delete(key: string): Promise<void> {
     check.key(key);
     this.#objects.delete(key);

@@ -197,6 +197,28 @@ export class S3Store implements Store {
     return (await this.#write("putIfAbsent", key, bytes, { ifNoneMatch: "*" })) !== undefined;
   }
 
+  /**
+   * A source that ends within one part goes up as one PutObject (as put sends it); a longer one as a
+   * multipart upload fed part by part, so at most one part being filled and four in flight are held.
+   * With ifAbsent the condition (If-None-Match: *) is S3's at CompleteMultipartUpload, as for putIfAbsent.
+   */
+  async putStream(
+    key: string,
+    chunks: AsyncIterable<Uint8Array>,
+    options: { ifAbsent?: boolean } = {},
+  ): Promise<boolean> {
+    check.stream(key, chunks);
+    const condition: WriteCondition = options.ifAbsent ? { ifNoneMatch: "*" } : undefined;
+    // Cheap early answer for the common "already there" case; the conditional write is what decides.
+    if (options.ifAbsent && (await this.#head("putStream", key)) !== undefined) return false;
+    const parts = new PartFiller(chunks, Math.min(this.#partSize, this.#threshold));
+    const first = await parts.next();
+    if (parts.done) return (await this.#write("putStream", key, first, condition)) !== undefined;
+    return (
+      (await this.#multipartFrom(key, first, new PartFiller(parts, this.#partSize), condition)) !== undefined
+    );
+  }
+
   /** The object and its ETag, or undefined when absent. */
   async getVersioned(key: string): Promise<{ bytes: Uint8Array; version: string } | undefined> {
     check.key(key);
@@ -454,6 +476,101 @@ export class S3Store implements Store {
   }
 
   /**
+   * A multipart upload whose parts come from a stream: `first`, then each part the filler hands out,
+   * up to four uploading at once. Undefined when the condition failed at completion (412). An error of
+   * the source is rethrown as it is, the upload aborted.
+   */
+  async #multipartFrom(
+    key: string,
+    first: Uint8Array,
+    rest: PartFiller,
+    condition: WriteCondition,
+  ): Promise<string | undefined> {
+    const sdk = await loadSdk();
+    const action = "putStream";
+    const target = { Bucket: this.bucket, Key: this.#root + key };
+    let UploadId: string | undefined;
+    try {
+      ({ UploadId } = await this.#request(action, key, (s3, abortSignal) =>
+        s3.send(new sdk.CreateMultipartUploadCommand(target), { abortSignal }),
+      ));
+    } catch (err) {
+      throw s3Error(action, key, err);
+    }
+    if (UploadId === undefined)
+      throw s3Error(action, key, new Error("CreateMultipartUpload returned no UploadId"));
+    const etags: string[] = [];
+    const inFlight = new Set<Promise<void>>();
+    let failure: unknown;
+    const upload = (PartNumber: number, Body: Uint8Array) => {
+      const input = { ...target, UploadId, PartNumber, Body };
+      const sent: Promise<void> = this.#request(action, key, (s3, abortSignal) =>
+        s3.send(new sdk.UploadPartCommand(input), { abortSignal }),
+      ).then(
+        (part) => {
+          etags[PartNumber - 1] = part.ETag ?? "";
+          inFlight.delete(sent);
+        },
+        (err) => {
+          failure ??= s3Error(action, key, err);
+          inFlight.delete(sent);
+        },
+      );
+      inFlight.add(sent);
+    };
+    try {
+      upload(1, first);
+      for (let n = 2; !rest.done; n++) {
+        const body = await rest.next();
+        if (body.length === 0) break;
+        while (inFlight.size >= 4 && failure === undefined) await Promise.race(inFlight);
+        if (failure !== undefined) throw failure;
+        upload(n, body);
+      }
+      await Promise.all(inFlight);
+      if (failure !== undefined) throw failure;
+      const input = {
+        ...target,
+        UploadId,
+        MultipartUpload: { Parts: etags.map((ETag, i) => ({ ETag, PartNumber: i + 1 })) },
+        ...conditionFields(condition),
+      };
+      for (let attempt = 1; ; attempt++) {
+        try {
+          const done = await this.#request(action, key, (s3, abortSignal) =>
+            s3.send(new sdk.CompleteMultipartUploadCommand(input), { abortSignal }),
+          );
+          return done.ETag ?? "";
+        } catch (err) {
+          const status = httpStatus(err);
+          if (condition !== undefined && status === 412) {
+            await this.#abort(target, UploadId);
+            return undefined;
+          }
+          // 409: another conditional write was in flight; the parts are still there, so only the
+          // completion is asked again.
+          if (condition !== undefined && status === 409 && attempt < CONFLICT_ATTEMPTS) {
+            await sleep(25 * 2 ** attempt * (0.5 + Math.random()));
+            continue;
+          }
+          throw s3Error(action, key, err);
+        }
+      }
+    } catch (err) {
+      await Promise.allSettled(inFlight);
+      await this.#abort(target, UploadId);
+      throw err;
+    }
+  }
+
+  async #abort(target: { Bucket: string; Key: string }, UploadId: string): Promise<void> {
+    const sdk = await loadSdk();
+    await this.#request("putStream", target.Key, (s3, abortSignal) =>
+      s3.send(new sdk.AbortMultipartUploadCommand({ ...target, UploadId }), { abortSignal }),
+    ).catch(() => undefined);
+  }
+
+  /**
    * Runs one S3 request under the deadline: the signal aborts the SDK's attempts and back-off, and the
    * race ends the call even if some step (credential or endpoint resolution) does not heed the signal.
    */
@@ -620,4 +737,63 @@ function s3Error(action: string, key: string, cause: unknown): StoreError {
     key,
     { cause },
   );
+}
+
+/**
+ * Cuts a stream of chunks into parts of `size` bytes (the last one shorter), holding one part at a time;
+ * itself a stream of its leftover, so a second filler with another size can take over.
+ */
+class PartFiller implements AsyncIterable<Uint8Array> {
+  readonly #iterator: AsyncIterator<Uint8Array>;
+  #leftover: Uint8Array | undefined;
+  done = false;
+
+  constructor(
+    source: AsyncIterable<Uint8Array>,
+    readonly size: number,
+  ) {
+    this.#iterator = source[Symbol.asyncIterator]();
+  }
+
+  /** The next part: `size` bytes, or fewer once the source ends (then `done`). */
+  async next(): Promise<Uint8Array> {
+    const part = Buffer.allocUnsafe(this.size);
+    let used = 0;
+    while (used < this.size) {
+      let chunk = this.#leftover;
+      this.#leftover = undefined;
+      if (chunk === undefined) {
+        const next = await this.#iterator.next();
+        if (next.done) {
+          this.done = true;
+          return part.subarray(0, used);
+        }
+        chunk = next.value;
+      }
+      const n = Math.min(chunk.length, this.size - used);
+      part.set(chunk.subarray(0, n), used);
+      used += n;
+      if (n < chunk.length) this.#leftover = chunk.subarray(n);
+    }
+    // A full part: the source may or may not have more; the next call finds out.
+    if (this.#leftover === undefined) {
+      const next = await this.#iterator.next();
+      if (next.done) this.done = true;
+      else this.#leftover = next.value;
+    }
+    return part;
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<Uint8Array> {
+    if (this.#leftover !== undefined) {
+      yield this.#leftover;
+      this.#leftover = undefined;
+    }
+    if (this.done) return;
+    for (;;) {
+      const next = await this.#iterator.next();
+      if (next.done) return;
+      yield next.value;
+    }
+  }
 }

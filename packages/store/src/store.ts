@@ -90,6 +90,25 @@ export interface WritableStore extends ReadableStore {
   stageApart?(prefix: string): void;
 }
 
+/**
+ * Optional: writes an object from a stream, for objects that are composed rather than held (a journal's
+ * compaction of hundreds of MB): memory stays at what the store buffers per request, whatever the size.
+ */
+export interface StreamingWritableStore extends WritableStore {
+  /**
+   * Writes `key` from `chunks`, pulled one at a time; each chunk may be reused by the source once the next
+   * one is asked for. Atomic as `put`: a reader sees the old object or the whole new one, and a source
+   * that throws leaves nothing behind and rejects with its own error. With `ifAbsent`, create-only as
+   * `putIfAbsent`: resolves false, writing nothing, when the key exists (the source may then be left
+   * unread or partly read). Resolves true once the object is written.
+   */
+  putStream(
+    key: string,
+    chunks: AsyncIterable<Uint8Array>,
+    options?: { ifAbsent?: boolean },
+  ): Promise<boolean>;
+}
+
 /** Listing by key prefix. */
 export interface ListableStore extends ReadableStore {
   /** Every key that starts with prefix ("" lists all), sorted by code unit. */
@@ -119,7 +138,8 @@ export interface ConditionalStore extends ReadableStore {
 export interface Store
   extends WritableStore,
     ListableStore,
-    Partial<Pick<ConditionalStore, "getVersioned" | "version" | "putIfVersion">> {}
+    Partial<Pick<ConditionalStore, "getVersioned" | "version" | "putIfVersion">>,
+    Partial<Pick<StreamingWritableStore, "putStream">> {}
 
 /** A store whose writes can be fenced: every backend of this package is one. */
 export type FencingStore = Store & ConditionalStore;
@@ -127,6 +147,10 @@ export type FencingStore = Store & ConditionalStore;
 export function canWrite<S extends ReadableStore>(store: S): store is S & WritableStore {
   const s = store as Partial<WritableStore>;
   return typeof s.put === "function" && typeof s.putIfAbsent === "function" && typeof s.delete === "function";
+}
+
+export function canPutStream<S extends ReadableStore>(store: S): store is S & StreamingWritableStore {
+  return canWrite(store) && typeof (store as Partial<StreamingWritableStore>).putStream === "function";
 }
 
 export function canList<S extends ReadableStore>(store: S): store is S & ListableStore {

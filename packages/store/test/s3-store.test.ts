@@ -48,6 +48,39 @@ for (const kind of S3_SERVER_KINDS) {
       assert.equal(await s.size("big2"), big.length);
     });
 
+    it("S3Store.putStream: a stream past one part goes up multipart, part by part, conditions included", async () => {
+      const s = server.store({ multipartThreshold: 5 * 1024 * 1024, partSize: 5 * 1024 * 1024 });
+      const big = new Uint8Array(11 * 1024 * 1024 + 7);
+      for (let i = 0; i < big.length; i += 4096) big[i] = (i / 4096) & 255;
+      async function* chunks(size: number) {
+        for (let i = 0; i < big.length; i += size) yield big.subarray(i, i + size);
+      }
+      assert.equal(await s.putStream("big", chunks(700_001)), true);
+      assert.match((await s.getVersioned("big"))!.version, /-3"$/);
+      assert.deepEqual(await s.get("big"), big);
+      assert.equal(await s.putStream("big", chunks(1 << 20), { ifAbsent: true }), false);
+      assert.equal(await s.putStream("big2", chunks(1 << 20), { ifAbsent: true }), true);
+      assert.deepEqual(await s.get("big2"), big);
+      // Exactly one part's worth is one PutObject; a source failing after two parts aborts the upload.
+      assert.equal(
+        await s.putStream(
+          "one",
+          (async function* () {
+            yield big.subarray(0, 5 * 1024 * 1024);
+          })(),
+        ),
+        true,
+      );
+      assert.doesNotMatch((await s.getVersioned("one"))!.version, /-\d+"$/);
+      const boom = new Error("source failed");
+      async function* failing() {
+        yield* chunks(1 << 20);
+        throw boom;
+      }
+      await assert.rejects(s.putStream("broken", failing()), (e: unknown) => e === boom);
+      assert.equal(await s.get("broken"), undefined);
+    });
+
     it("S3Store prefixes: two stores in one bucket see only their own keys", async () => {
       const a = server.store({ prefix: "runs/a" });
       const b = server.store({ prefix: "runs/ab" });

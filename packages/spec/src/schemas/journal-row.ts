@@ -19,6 +19,11 @@ export interface JournalRowConfig {
   partSize: number;
   /** Lower-case hex md5 of the part blob. */
   partMd5: string;
+  /**
+   * Lower-case hex md5 of the part this run published, as stored: the row's identity for retries. It is
+   * partMd5 except on a compaction row, whose blob is the composite. Absent on rows written before it.
+   */
+  deltaMd5?: string;
   /** Union of every part header so far, in order; empty for NDJSON and for a CSV journal that decoded nothing. */
   csvHeaders: string[];
   csvHeaderCount: number;
@@ -76,6 +81,7 @@ export const JOURNAL_ROW_SCHEMA = {
     partKey: { type: "string", minLength: 1 },
     partSize: count,
     partMd5: { type: "string", pattern: "^[0-9a-f]{32}$" },
+    deltaMd5: { type: "string", pattern: "^[0-9a-f]{32}$" },
     csvHeaders: { type: "array", items: { type: "string" } },
     csvHeaderCount: count,
     artefactParts: { type: "array", minItems: 1, items: { type: "string", minLength: 1 } },
