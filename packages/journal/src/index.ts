@@ -12,7 +12,7 @@ export {
   parseCsvHeaderLine,
   renderCsvHeaderLine,
 } from "./csv-header.js";
-export { JournalError, type JournalErrorReason } from "./errors.js";
+export { JournalError, type JournalErrorReason, RegistryUnavailable } from "./errors.js";
 export { pruneJournal } from "./prune.js";
 export { type PublishOptions, type PublishResult, type PublishStep, publishPart } from "./publish.js";
 export type { JournalRegistry, RowPatch } from "./registry.js";
