@@ -92,7 +92,10 @@ describe("fromZarritaStore", () => {
     const fss = new FileSystemStore(dir);
     // Why the adapter passes no range to FileSystemStore: it pads a range past the end with zeros, and a
     // suffix longer than the file reads at a negative position (zeros on Node 20, ERR_OUT_OF_RANGE on 22+).
-    assert.deepEqual(Uint8Array.from((await fss.getRange("/k", { offset: 1, length: 4 }))!), bytes(2, 3, 0, 0));
+    assert.deepEqual(
+      Uint8Array.from((await fss.getRange("/k", { offset: 1, length: 4 }))!),
+      bytes(2, 3, 0, 0),
+    );
     const suffix = await fss.getRange("/k", { suffixLength: 5 }).then(
       (b) => Uint8Array.from(b!),
       (err: unknown) => (err as { code?: string }).code,
