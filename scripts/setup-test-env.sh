@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs everything the tests need on a fresh machine: clang, lld and wasi-libc (the codecs' SIMD wasm
 # build), chromium, fincore and Open MPI (apt, when root and missing), the npm workspace, the Python
-# cross-check peers, and Versity's S3 gateway (built from the Go module proxy into the git-ignored .tools/,
-# skipped when already built). The codecs and fileio addons (built by `npm ci`) need no OS library: our
-# Blosc and zstd's sources (fetched from npm) are compiled in.
+# cross-check peers, Node 22 and 24 (from the npm registry) and Versity's S3 gateway (built from the Go
+# module proxy), both into the git-ignored .tools/ and skipped when already there. The codecs and fileio
+# addons (built by `npm ci`) need no OS library: our Blosc and zstd's sources (fetched from npm) are
+# compiled in.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 need=()
@@ -23,6 +24,9 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 npm ci --no-audit --no-fund
 bash scripts/setup-python.sh
+# Node 22 and 24 LTS from the npm registry into .tools/ (the unit tests also run on them); without them the
+# `--node-lts` test task fails under CI naming the missing release, and skips elsewhere.
+node scripts/setup-node-lts.mjs || echo "setup: an LTS Node release is missing (see above): its unit-test run cannot start" >&2
 # The second S3 server of the tests: a real gateway serving a directory, beside the moto emulator.
 VERSITYGW_VERSION=v1.8.0
 if [ -x .tools/gopath/bin/versitygw ] && [ "$(cat .tools/versitygw.version 2>/dev/null)" = "$VERSITYGW_VERSION" ]; then

@@ -71,3 +71,15 @@ export const MAX_HEADER_BYTES = 1 << 20;
 export function headerTooLong(where: string, maxBytes: number, what = "header line"): PartRefused {
   return new PartRefused(`${where}: ${what} is longer than ${maxBytes} bytes`, "header-too-long");
 }
+
+/**
+ * The SQLite registry was asked for where better-sqlite3 cannot be loaded: it is an optional peer
+ * dependency (only the registry uses it, and it is a native build), so an install without it, or with its
+ * addon built for another Node, lands here with the command that fixes it. `cause` is the loader's error.
+ */
+export class RegistryUnavailable extends JournalError {
+  override name = "RegistryUnavailable";
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, "registry", options);
+  }
+}

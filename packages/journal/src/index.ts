@@ -20,6 +20,7 @@ export {
   MAX_HEADER_BYTES,
   PartRefused,
   type PartRule,
+  RegistryUnavailable,
 } from "./errors.js";
 export { headerCells, type StoredPart, storedPart } from "./part-rules.js";
 export { type PruneResult, pruneJournal } from "./prune.js";

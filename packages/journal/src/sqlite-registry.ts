@@ -1,7 +1,8 @@
+import { createRequire } from "node:module";
 import { type JournalRowConfig, PublishConflict, parseJsonExact } from "@zarr-stream/spec";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import { stringify } from "lossless-json";
-import { JournalError } from "./errors.js";
+import { JournalError, RegistryUnavailable } from "./errors.js";
 import type { JournalRegistry, RowPatch } from "./registry.js";
 import { checkRowConfig, type JournalRow } from "./row.js";
 
@@ -19,6 +20,48 @@ interface RowRecord {
   config: string;
 }
 
+const INSTALL = "npm install better-sqlite3 (beside @zarr-stream/journal, or -g beside a global zstream)";
+
+let sqlite: typeof Database | undefined;
+
+/**
+ * better-sqlite3, required on first use rather than imported: it is an optional peer dependency, so the
+ * rest of the package (composer, retention, watermarks) loads and works where it is not installed.
+ */
+function loadSqlite(): typeof Database {
+  if (sqlite !== undefined) return sqlite;
+  try {
+    sqlite = createRequire(import.meta.url)("better-sqlite3") as typeof Database;
+  } catch (cause) {
+    const code = (cause as { code?: unknown }).code;
+    if (code === "MODULE_NOT_FOUND" || code === "ERR_MODULE_NOT_FOUND") {
+      throw new RegistryUnavailable(
+        `the SQLite journal registry needs better-sqlite3, which is not installed: ${INSTALL}`,
+        { cause },
+      );
+    }
+    throw cause;
+  }
+  return sqlite;
+}
+
+/** Opens the database, naming a better-sqlite3 whose native addon is missing or built for another Node. */
+function openDatabase(path: string): Database.Database {
+  const Sqlite = loadSqlite();
+  try {
+    return new Sqlite(path);
+  } catch (cause) {
+    // better-sqlite3 loads its addon in the constructor: a missing build or another Node's ABI fails here.
+    if (/bindings file|NODE_MODULE_VERSION|better_sqlite3\.node/.test(String((cause as Error).message))) {
+      throw new RegistryUnavailable(
+        `better-sqlite3 is installed but its native addon does not load under Node ${process.versions.node} (npm rebuild better-sqlite3): ${(cause as Error).message}`,
+        { cause },
+      );
+    }
+    throw cause;
+  }
+}
+
 /**
  * JournalRegistry on one SQLite file (better-sqlite3): outputIdentifier is UNIQUE, insert-and-patch runs
  * in one transaction, and WAL with synchronous=FULL keeps a committed row across a killed process.
@@ -30,7 +73,7 @@ export class SqliteJournalRegistry implements JournalRegistry {
     path: string,
     private readonly options: SqliteRegistryOptions = {},
   ) {
-    this.db = new Database(path);
+    this.db = openDatabase(path);
     this.db.pragma("journal_mode = WAL");
     this.db.pragma("synchronous = FULL");
     this.db.pragma("busy_timeout = 5000");

@@ -1,3 +1,4 @@
+import { StoreError } from "@zarr-stream/spec";
 import type { ConditionalStore, ReadableStore } from "@zarr-stream/store";
 
 /**
@@ -35,6 +36,7 @@ export function cachedDocument<T>(
   kind: string,
   parse: (bytes: Uint8Array) => T | Promise<T>,
 ): Promise<T | undefined> {
+  if (!isReadableStore(store)) return Promise.reject(notReadable(store));
   let turn = sameTurn.get(store);
   if (turn === undefined) {
     turn = new Map();
@@ -50,6 +52,26 @@ export function cachedDocument<T>(
     if (calls.get(id) === loading) calls.delete(id);
   });
   return loading;
+}
+
+function isReadableStore(store: ReadableStore): boolean {
+  const s = store as Partial<ReadableStore> | null;
+  return (
+    typeof s === "object" && s !== null && typeof s.getSuffix === "function" && typeof s.url === "string"
+  );
+}
+
+/**
+ * Every read starts with a metadata document, so a store of another library is refused here by name: a
+ * zarrita store has `get` too, and would otherwise read every key one character short ("utput_manifest.json").
+ */
+function notReadable(store: unknown): StoreError {
+  const zarrita = typeof (store as { get?: unknown } | null)?.get === "function";
+  return new StoreError(
+    zarrita
+      ? "this store is not a ReadableStore of @zarr-stream/store (no getSuffix or url): a zarrita store reads through fromZarritaStore(store) from @zarr-stream/store"
+      : `${String(store)} is not a ReadableStore of @zarr-stream/store`,
+  );
 }
 
 /**

@@ -1,22 +1,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { crc32c } from "@zarr-stream/codecs";
-import { MemoryStore, type Store } from "@zarr-stream/store";
+import { MemoryStore, toZarritaStore } from "@zarr-stream/store";
 import * as zarr from "zarrita";
 import { shardIndexByteLength, shardKey } from "../src/index.js";
 import { bytesOf } from "./helpers.js";
 import { CASES, caseData, layoutOfCase, writeArray, writeGroup } from "./interop-cases.js";
-
-/** zarrita's store contract over ours: absolute keys, and one getRange for both ranges and suffixes. */
-function asZarritaStore(store: Store): zarr.AsyncReadable {
-  return {
-    get: (key) => store.get(key.slice(1)),
-    getRange: (key, range) =>
-      "suffixLength" in range
-        ? store.getSuffix(key.slice(1), range.suffixLength)
-        : store.getRange(key.slice(1), range.offset, range.length),
-  };
-}
 
 let verified = 0;
 
@@ -52,7 +41,7 @@ test("§1 zarrita 0.7.5 opens arrays zarr-stream wrote and reads equal values, v
   try {
     const store = new MemoryStore();
     await writeGroup(store, { title: "zarrita" });
-    const root = zarr.root(asZarritaStore(store));
+    const root = zarr.root(toZarritaStore(store));
     for (const [i, c] of CASES.entries()) {
       const data = caseData(c, 3000 + i);
       await writeArray(store, c.name, layoutOfCase(c), data);

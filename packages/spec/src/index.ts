@@ -61,7 +61,7 @@ export {
 export { regionJsonSchema, roleJsonSchema } from "./schemas/role.js";
 export { streamSchemaJsonSchema } from "./schemas/stream-schema.js";
 export { zarrArrayJsonSchema, zarrGroupJsonSchema } from "./schemas/zarr.js";
-export { validateStreamSchema } from "./stream-schema.js";
+export { defineSchema, validateStreamSchema } from "./stream-schema.js";
 export { checkTiling, type WriterRegion } from "./tiling.js";
 export * from "./types.js";
 export { makeValidator } from "./validate.js";

@@ -135,3 +135,14 @@ export function validateStreamSchema(value: unknown): StreamSchema {
   checkNodeNames(schema, DOCUMENT);
   return schema;
 }
+
+/**
+ * A schema written in code, typed and checked where it is written: TypeScript reads the literal as a
+ * StreamSchema (`dims` as `[string, number][]`, `time_mode` and `profile` as their literal types) where a
+ * bare object literal would widen `dims` to `(string | number)[][]`, and validateStreamSchema's checks
+ * throw their SchemaError here rather than at the first ZarrStreamWriter.create. Returns `schema` itself.
+ */
+export function defineSchema<S extends StreamSchema>(schema: S): S {
+  validateStreamSchema(schema);
+  return schema;
+}

@@ -330,6 +330,13 @@ export class FsStore implements Store {
     return listKeys(this.root, prefix);
   }
 
+  /**
+   * Resolves at once: every file a call opens is closed by that call (a pin's by the pin), and the I/O
+   * threads belong to the process, so an FsStore holds nothing between calls. It closes like the other
+   * stores so that code given any store from openStore can close it.
+   */
+  async close(): Promise<void> {}
+
   #path(key: string): string {
     return `${this.root}/${key}`;
   }

@@ -6,3 +6,14 @@ export { S3_TIMEOUT_DEFAULTS, S3_TIMEOUT_ENV, S3Store, type S3StoreOptions } fro
 export { copyStore, snapshotStore } from "./snapshot.js";
 export * from "./store.js";
 export { type PinnedAnswer, VersionPin } from "./version-pin.js";
+export {
+  type FromZarritaOptions,
+  fromZarritaStore,
+  toZarritaStore,
+  type ZarritaAsyncMutable,
+  type ZarritaAsyncReadable,
+  type ZarritaGetOptions,
+  type ZarritaPath,
+  type ZarritaRange,
+  type ZarritaReadable,
+} from "./zarrita.js";

@@ -139,4 +139,11 @@ export class MemoryStore implements Store {
     check.prefix(prefix);
     return [...this.#objects.keys()].filter((key) => key.startsWith(prefix)).sort();
   }
+
+  /**
+   * Resolves and keeps the objects: a MemoryStore holds no resource but its memory, which it keeps for
+   * the next openStore("memory://<name>") of the process. It closes like the other stores so that code
+   * given any store from openStore can close it.
+   */
+  async close(): Promise<void> {}
 }

@@ -3,10 +3,13 @@ import { StoreError } from "@zarr-stream/spec";
 import { FsStore } from "./fs-store.js";
 import { MemoryStore } from "./memory-store.js";
 import { S3Store } from "./s3-store.js";
-import type { Store } from "./store.js";
+import type { OpenedStore } from "./store.js";
 
-/** Builds a Store for a URL of the scheme it was registered under. */
-export type StoreFactory = (url: string) => Store;
+/**
+ * Builds the store for a URL of the scheme it was registered under: one with every capability and a
+ * close(), since openStore promises its callers both (writers fence, and an S3 client must be closed).
+ */
+export type StoreFactory = (url: string) => OpenedStore;
 
 const SCHEME = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//;
 const factories = new Map<string, StoreFactory>();
@@ -23,9 +26,10 @@ export function registerStoreScheme(scheme: string, factory: StoreFactory): void
 
 /**
  * Opens the store a URL names: `file://` URLs and plain paths give an FsStore, `memory://<name>` the
- * process-wide MemoryStore of that name, other schemes whatever was registered for them.
+ * process-wide MemoryStore of that name, `s3://bucket/prefix` an S3Store, other schemes whatever was
+ * registered for them. Every one can be read, written, listed and fenced, and has close().
  */
-export function openStore(url: string): Store {
+export function openStore(url: string): OpenedStore {
   if (typeof url !== "string" || url === "") throw new StoreError("store URL is empty");
   const scheme = SCHEME.exec(url)?.[1]?.toLowerCase();
   if (scheme === undefined) return new FsStore(url);

@@ -144,6 +144,13 @@ export interface Store
 /** A store whose writes can be fenced: every backend of this package is one. */
 export type FencingStore = Store & ConditionalStore;
 
+/**
+ * What openStore gives: a store with every capability, and `close()` to release what it holds open (an
+ * S3Store's sockets, which would otherwise keep the process alive). A closed store opens them again on
+ * its next call, so closing early is never wrong.
+ */
+export type OpenedStore = FencingStore & { close(): Promise<void> };
+
 export function canWrite<S extends ReadableStore>(store: S): store is S & WritableStore {
   const s = store as Partial<WritableStore>;
   return typeof s.put === "function" && typeof s.putIfAbsent === "function" && typeof s.delete === "function";

@@ -7,6 +7,7 @@ import { dirname, resolve, sep } from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import * as browser from "@zarr-stream/store/browser";
+import { runnable, statedOutput, tsBlocks } from "@zarr-stream/test-support/readme";
 import { FsStore } from "../src/fs-store.js";
 import { MemoryStore } from "../src/memory-store.js";
 
@@ -93,14 +94,10 @@ describe("the browser entry", () => {
 
   it("README: the browser-entry example runs and prints what it says", () => {
     const readme = readFileSync(fileURLToPath(new URL("../../README.md", import.meta.url)), "utf8");
-    const code = [...readme.matchAll(/```js\n([\s\S]*?)```/g)]
-      .map((m) => m[1]!)
-      .find((c) => c.includes("@zarr-stream/store/browser"));
+    const code = tsBlocks(readme).find((c) => c.includes("@zarr-stream/store/browser"));
     assert.ok(code !== undefined, "README has a browser-entry example");
-    const expected = [...code.matchAll(/console\.log\(.*\); \/\/ (.*)$/gm)].map((m) =>
-      m[1]!.replace(/ \(.*\)$/, ""),
-    );
-    const out = execFileSync(process.execPath, ["--input-type=module", "--eval", code], {
+    const expected = statedOutput(code).map((line) => line.replace(/ \(.*\)$/, ""));
+    const out = execFileSync(process.execPath, ["--input-type=module", "--eval", runnable(code)], {
       cwd: fileURLToPath(new URL("../../", import.meta.url)),
       encoding: "utf8",
     });

@@ -8,6 +8,7 @@ import { FsStore } from "../src/fs-store.js";
 import { MemoryStore } from "../src/memory-store.js";
 import { openStore, registerStoreScheme } from "../src/open-store.js";
 import { S3Store } from "../src/s3-store.js";
+import type { OpenedStore } from "../src/store.js";
 import { bytes } from "./store-suite.js";
 
 const roots = tempRoots("store-open");
@@ -64,6 +65,30 @@ describe("openStore", () => {
     assert.deepEqual(made, ["zs-test://anything/here"]);
     assert.throws(() => registerStoreScheme("bad scheme", () => store), StoreError);
     assert.throws(() => registerStoreScheme("1abc", () => store), StoreError);
+  });
+
+  it("openStore: every store it gives can be closed and fenced, and is usable again after close()", async () => {
+    const stores: OpenedStore[] = [
+      openStore(roots.fresh()),
+      openStore("memory://open-close"),
+      openStore("s3://zs-bucket/close-test"),
+    ];
+    for (const s of stores) {
+      assert.equal(typeof s.close, "function", s.url);
+      assert.equal(typeof s.putIfVersion, "function", s.url);
+      await s.close();
+    }
+    const [disk, mem] = stores as [OpenedStore, OpenedStore];
+    await disk.put("k", bytes(1));
+    await disk.close();
+    assert.deepEqual(await disk.get("k"), bytes(1));
+    await mem.put("k", bytes(2));
+    await mem.close();
+    assert.deepEqual(
+      await openStore("memory://open-close").get("k"),
+      bytes(2),
+      "a closed memory store keeps its objects",
+    );
   });
 
   it("openStore: a path containing '://' later on is still a path", () => {

@@ -5,6 +5,7 @@ import { createServer, type IncomingMessage } from "node:http";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { StoreError, StoreTimeout } from "@zarr-stream/spec";
+import { runnable, statedOutput, tsBlocks } from "@zarr-stream/test-support/readme";
 import {
   S3_SERVER_KINDS,
   type S3Server,
@@ -123,14 +124,10 @@ for (const kind of S3_SERVER_KINDS) {
 
     it("README: the S3 example runs against the server named by the environment and prints what it says", () => {
       const readme = readFileSync(fileURLToPath(new URL("../../README.md", import.meta.url)), "utf8");
-      const code = [...readme.matchAll(/```js\n([\s\S]*?)```/g)]
-        .map((m) => m[1]!)
-        .find((c) => c.includes("s3://"));
+      const code = tsBlocks(readme).find((c) => c.includes("s3://"));
       assert.ok(code !== undefined, "README has an S3 example");
-      const expected = [...code.matchAll(/console\.log\(.*\); \/\/ (.*)$/gm)].map((m) =>
-        m[1]!.replace(/ \(.*\)$/, ""),
-      );
-      const out = execFileSync(process.execPath, ["--input-type=module", "--eval", code], {
+      const expected = statedOutput(code).map((line) => line.replace(/ \(.*\)$/, ""));
+      const out = execFileSync(process.execPath, ["--input-type=module", "--eval", runnable(code)], {
         cwd: fileURLToPath(new URL("../../", import.meta.url)),
         encoding: "utf8",
         env: { ...process.env, ...server.env, ZS_S3_BUCKET: bucket },
