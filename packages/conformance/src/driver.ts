@@ -138,7 +138,9 @@ async function execute(
               streamSchemaOf(schema),
               role,
               region,
-              op.manifest_pages === undefined ? opts.writer : { ...opts.writer, manifestPages: op.manifest_pages },
+              op.manifest_pages === undefined
+                ? opts.writer
+                : { ...opts.writer, manifestPages: op.manifest_pages },
             )
           : op.op === "join"
             ? await ZarrStreamWriter.join(state.store, role, region, opts.writer)
