@@ -14,11 +14,11 @@ Exit status: 0 when every dump matches, 1 when one does not or the check cannot 
 invalid corpus, a missing schema file; one line on stderr names why), 2 on bad usage.
 
 When `jsonschema` is installed the corpus and the dumps are also validated with the JSON Schemas that
-ship with the corpus, `write_spec_v2.schema.json` and `write_v2_dump.schema.json`, looked for beside this
-script and then beside the corpus (the kit keeps all four files in one directory; in the zarr-stream
-repository they sit in packages/conformance/corpus/). Without `jsonschema` only the structure the
-comparison needs is checked. Nothing outside those two directories is read, so the script runs from
-any directory and any copy of the kit.
+ship with the corpus, `write_spec_v2.schema.json` and `write_v2_dump.schema.json`, looked for in the
+directory `--schemas` names, beside this script, beside the corpus, and in `../corpus/` from this script
+(the kit keeps everything in one directory; the zarr-stream package keeps this script in python/ and the
+schemas in corpus/). Without `jsonschema` only the structure the comparison needs is checked. Nothing
+else is read, so the script runs from any directory and any copy of the kit.
 """
 
 from __future__ import annotations
@@ -336,9 +336,11 @@ def compare_dump(expected: dict[str, Any], dump: dict[str, Any]) -> list[str]:
 # Documents
 
 
-def schema_dirs(corpus_path: str) -> list[Path]:
-    """Where the shipped schema files are looked for: beside this script, then beside the corpus."""
-    dirs = [Path(__file__).resolve().parent, Path(corpus_path).resolve().parent]
+def schema_dirs(corpus_path: str, given: str | None = None) -> list[Path]:
+    """Where the shipped schema files are looked for, in order (see the module's text)."""
+    here = Path(__file__).resolve().parent
+    dirs = [Path(given).resolve()] if given else []
+    dirs += [here, Path(corpus_path).resolve().parent, here.parent / "corpus"]
     return list(dict.fromkeys(dirs))
 
 
@@ -354,7 +356,7 @@ def _validator(name: str, dirs: list[Path]):
         return None
     path = next((d / name for d in dirs if (d / name).is_file()), None)
     if path is None:
-        raise SchemaError(f"{name} is not beside the script or the corpus (looked in {', '.join(map(str, dirs))})")
+        raise SchemaError(f"{name} is not beside the script or the corpus (looked in {', '.join(map(str, dirs))}; --schemas DIR names another)")
     try:
         schema = json.loads(path.read_text())
         Draft202012Validator.check_schema(schema)
@@ -377,12 +379,12 @@ def _need(cond: bool, what: str) -> None:
         raise SchemaError(what)
 
 
-def load_corpus(path: str) -> dict[str, Any]:
+def load_corpus(path: str, schemas: str | None = None) -> dict[str, Any]:
     try:
         doc = json.loads(Path(path).read_text())
     except (OSError, ValueError) as exc:
         raise SchemaError(f"corpus {path}: cannot read ({exc})") from exc
-    _schema_check(_validator(CORPUS_SCHEMA_FILE, schema_dirs(path)), doc, CORPUS_LABEL)
+    _schema_check(_validator(CORPUS_SCHEMA_FILE, schema_dirs(path, schemas)), doc, CORPUS_LABEL)
     _need(isinstance(doc, dict) and doc.get("schema") == CORPUS_LABEL, f"corpus {path}: schema must be {CORPUS_LABEL}")
     names = [c["name"] for c in doc["cases"]]
     _need(len(set(names)) == len(names), f"corpus {path}: duplicate case name")
@@ -432,11 +434,12 @@ def check(corpus: dict[str, Any], files: Iterable[str], dump_validator: Any = No
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description="Compare write-v2 dumps with the §10 oracle bitwise.")
     parser.add_argument("--corpus", required=True)
+    parser.add_argument("--schemas", help="directory of the two schema files, looked in before the others")
     parser.add_argument("dumps", nargs="+")
     args = parser.parse_args(argv)
     try:
-        corpus = load_corpus(args.corpus)
-        dump_validator = _validator(DUMP_SCHEMA_FILE, schema_dirs(args.corpus))
+        corpus = load_corpus(args.corpus, args.schemas)
+        dump_validator = _validator(DUMP_SCHEMA_FILE, schema_dirs(args.corpus, args.schemas))
     except SchemaError as exc:
         print(f"crosscheck_write_v2: SchemaError: {exc}", file=sys.stderr)
         return 1
