@@ -22,6 +22,7 @@ import json
 import re
 import shutil
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +81,7 @@ class Model:
         self.created = False
         self.label = ""
         self.n_writers = 1
+        self.region_dims: set[str] = set()
         # Committed state: append records [{t, data}], indexed entries [{t, generation, committed, data}].
         self.committed: dict[str, Any] = {"records": [], "entries": [], "statics": {}, "blobs": {}, "seq": 0}
         self.handles: dict[str, dict[str, Any]] = {}
@@ -136,6 +138,7 @@ class Model:
             else:
                 self.label = V1 if v1 else V2
             self.n_writers = role["owner"] if kind == "owner" else 1
+            self.region_dims = set(region)
             self.created = True
         else:
             if not self.created:
@@ -352,6 +355,20 @@ def time_shards(times: list[float], shard_t: int) -> list[dict[str, Any]]:
     return out
 
 
+def fingerprint(s: dict[str, Any]) -> str:
+    """Seed §3.1: sha256 of the canonical JSON of what every writer of a store must agree on."""
+    triples = lambda vs: [[v["name"], v["dims"], v["dtype"]] for v in vs]  # noqa: E731
+    indexed = s["time_mode"] != "append"
+    doc = {
+        "chunk_shape": s["chunk_shape"],
+        "dims": [[d, (len(s["time_mode"]["indexed"]["times"]) if indexed else 0) if d == s["time_dim"] else n] for d, n in s["dims"]],
+        "profile": s["profile"], "shard_shape": s["shard_shape"], "statics": triples(s["statics"]),
+        "time_dim": s["time_dim"], "time_mode": "indexed" if indexed else "append", "vars": triples(s["vars"]),
+    }
+    text = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
 def put_page(root: Path, list_name: str, entries: list[Any], first: int) -> dict[str, Any]:
     text = json.dumps(entries, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
     sha = hashlib.sha256(text).hexdigest()
@@ -405,7 +422,9 @@ def write_store(m: Model, root: Path) -> None:
         "time_shards": time_shards(times, shard_t) if not m.indexed else [],
         "last_t": committed_times[-1] if committed_times else None, "n_records": n,
     }
+    manifest.update(base_url=root.resolve().as_uri(), created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
     if m.label != V1:
+        manifest.update(fingerprint=fingerprint(s), region_dims=[d for d, _ in s["dims"] if d in m.region_dims])
         manifest.update(time_mode="indexed" if m.indexed else "append", n_writers=m.n_writers, commit_seq=c["seq"],
                         statics=[{"name": x["name"], "dims": x["dims"], "dtype": x["dtype"]} for x in s["statics"]],
                         statics_committed=sorted(c["statics"]), blobs=blobs)
@@ -473,11 +492,11 @@ def dump(root: Path, case: str) -> dict[str, Any]:
     indexed = m.get("time_mode") == "indexed"
     entries = m["records"]["entries"] if indexed else []
     indices = [i for i, e in enumerate(entries) if e["committed"]] if indexed else list(range(m["n_records"]))
-    time = np.asarray(group[m["time_dim"]][...])
+    time_values = np.asarray(group[m["time_dim"]][...])
     arrays = {v["name"]: np.asarray(group[v["name"]][...]) for v in m["vars"]}
     records = []
     for i in indices:
-        rec: dict[str, Any] = {"index": i, "t": float(time[i])}
+        rec: dict[str, Any] = {"index": i, "t": float(time_values[i])}
         if indexed:
             rec["generation"] = entries[i]["generation"]
         rec["vars"] = {v["name"]: array_dump(np.take(arrays[v["name"]], i, axis=v["dims"].index(m["time_dim"])), v["dtype"]) for v in m["vars"]}
