@@ -27,14 +27,22 @@ import {
 
 const corpus = await loadCorpus(BUNDLED_CORPUS);
 
-/** Every case once, on a MemoryStore: the dumps feed several tests below. */
+/** Every case once, on a MemoryStore: the stores and dumps feed several tests below. */
 const dumps = new Map<string, ConformanceDump>();
+const stores = new Map<string, MemoryStore>();
+async function storeOf(c: ConformanceCase): Promise<MemoryStore> {
+  let store = stores.get(c.name);
+  if (!store) {
+    store = new MemoryStore();
+    await runCase(c, store);
+    stores.set(c.name, store);
+  }
+  return store;
+}
 async function dumpOf(c: ConformanceCase): Promise<ConformanceDump> {
   let d = dumps.get(c.name);
   if (!d) {
-    const store = new MemoryStore();
-    await runCase(c, store);
-    d = await dumpStore(store, c.name);
+    d = await dumpStore(await storeOf(c), c.name);
     dumps.set(c.name, d);
   }
   return d;
@@ -95,8 +103,7 @@ describe("§10 corpus", () => {
 
 describe("§10 past 512 manifest entries, paged and not", () => {
   const manifestOf = async (name: string) => {
-    const store = new MemoryStore();
-    await runCase(findCase(corpus, name), store);
+    const store = await storeOf(findCase(corpus, name));
     return JSON.parse(new TextDecoder().decode(await store.get("output_manifest.json")));
   };
   const data = (d: ConformanceDump) => ({ records: d.records, statics: d.statics, blobs: d.blobs });
@@ -318,6 +325,10 @@ describe("§10 corpus schema", () => {
     const dir = await mkdtemp(join(tmpdir(), "zs-letter-"));
     try {
       const d = doc();
+      // A case that gives no t is in the seed's letter already and runs as it is above (the cases
+      // past 512 entries, a thousand ops each, among them).
+      d.cases = d.cases.filter((c) => c.expect.records.some((r) => r.t !== undefined));
+      assert.ok(d.cases.length >= 16);
       for (const c of d.cases) for (const r of c.expect.records) delete r.t;
       const file = join(dir, "letter.json");
       await writeFile(file, JSON.stringify(d));
