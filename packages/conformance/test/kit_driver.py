@@ -1,4 +1,5 @@
-"""A binding's driver for the v2 write conformance kit, written from the kit's README alone.
+"""A binding's driver for the v2 write conformance kit, written from the kit's README and the contract's
+documents (seed 000 §8 for the manifest, packages/spec/docs/manifest-pages.md for the paged form).
 
 It stands for another binding's driver in kit.test: it imports numpy and zarr-python and nothing of
 zarr-stream, and the test runs it in an empty directory beside an exported kit. For every case it runs
