@@ -10,9 +10,15 @@ the §10 generator formula and each case's `expect`, never from a writer. Prints
     FAIL CASE reader=READER (FILE): mismatch; mismatch; ... (first five, then "and N more")
     FAIL FILE: SchemaError: why             (a dump that is not a valid dump, or names no corpus case)
 
-Exit status: 0 when every dump matches, 1 when one does not (or the corpus is invalid), 2 on bad usage.
-When `jsonschema` is installed the corpus and the dumps are also validated with the shipped JSON Schemas
-(packages/spec/schemas/); without it only the structure the comparison needs is checked.
+Exit status: 0 when every dump matches, 1 when one does not or the check cannot run (an unreadable or
+invalid corpus, a missing schema file; one line on stderr names why), 2 on bad usage.
+
+When `jsonschema` is installed the corpus and the dumps are also validated with the JSON Schemas that
+ship with the corpus, `write_spec_v2.schema.json` and `write_v2_dump.schema.json`, looked for in the
+directory `--schemas` names, beside this script, beside the corpus, and in `../corpus/` from this script
+(the kit keeps everything in one directory; the zarr-stream package keeps this script in python/ and the
+schemas in corpus/). Without `jsonschema` only the structure the comparison needs is checked. Nothing
+else is read, so the script runs from any directory and any copy of the kit.
 """
 
 from __future__ import annotations
@@ -30,7 +36,8 @@ import numpy as np
 
 CORPUS_LABEL = "earthsciio/write-conformance-spec/v2"
 DUMP_LABEL = "earthsciio/write-v2-dump/v1"
-SCHEMAS = Path(__file__).resolve().parents[2] / "spec" / "schemas"
+CORPUS_SCHEMA_FILE = "write_spec_v2.schema.json"
+DUMP_SCHEMA_FILE = "write_v2_dump.schema.json"
 # Fields of a manifest an expected manifest leaves out: they differ run to run.
 MANIFEST_NOT_COMPARED = ("created_at", "base_url")
 
@@ -329,13 +336,33 @@ def compare_dump(expected: dict[str, Any], dump: dict[str, Any]) -> list[str]:
 # Documents
 
 
-def _validator(name: str):
-    """The shipped JSON Schema's validator, or None when jsonschema is not installed."""
+def schema_dirs(corpus_path: str, given: str | None = None) -> list[Path]:
+    """Where the shipped schema files are looked for, in order (see the module's text)."""
+    here = Path(__file__).resolve().parent
+    dirs = [Path(given).resolve()] if given else []
+    dirs += [here, Path(corpus_path).resolve().parent, here.parent / "corpus"]
+    return list(dict.fromkeys(dirs))
+
+
+def _validator(name: str, dirs: list[Path]):
+    """The shipped JSON Schema's validator, or None when jsonschema is not installed.
+
+    A missing or unreadable schema file is a SchemaError: with jsonschema installed the check promises
+    schema validation, and silently skipping it would pass documents the schema refuses.
+    """
     try:
         from jsonschema import Draft202012Validator
     except ImportError:
         return None
-    return Draft202012Validator(json.loads((SCHEMAS / name).read_text()))
+    path = next((d / name for d in dirs if (d / name).is_file()), None)
+    if path is None:
+        raise SchemaError(f"{name} is not beside the script or the corpus (looked in {', '.join(map(str, dirs))}; --schemas DIR names another)")
+    try:
+        schema = json.loads(path.read_text())
+        Draft202012Validator.check_schema(schema)
+    except Exception as exc:
+        raise SchemaError(f"{path}: not a usable JSON Schema ({exc.__class__.__name__}: {exc})") from exc
+    return Draft202012Validator(schema)
 
 
 def _schema_check(validator: Any, doc: Any, what: str) -> None:
@@ -352,12 +379,12 @@ def _need(cond: bool, what: str) -> None:
         raise SchemaError(what)
 
 
-def load_corpus(path: str) -> dict[str, Any]:
+def load_corpus(path: str, schemas: str | None = None) -> dict[str, Any]:
     try:
         doc = json.loads(Path(path).read_text())
     except (OSError, ValueError) as exc:
         raise SchemaError(f"corpus {path}: cannot read ({exc})") from exc
-    _schema_check(_validator("write-conformance-spec-v2.schema.json"), doc, CORPUS_LABEL)
+    _schema_check(_validator(CORPUS_SCHEMA_FILE, schema_dirs(path, schemas)), doc, CORPUS_LABEL)
     _need(isinstance(doc, dict) and doc.get("schema") == CORPUS_LABEL, f"corpus {path}: schema must be {CORPUS_LABEL}")
     names = [c["name"] for c in doc["cases"]]
     _need(len(set(names)) == len(names), f"corpus {path}: duplicate case name")
@@ -381,10 +408,10 @@ def _summary(mismatches: list[str]) -> str:
     return f"{shown}; and {len(mismatches) - 5} more" if len(mismatches) > 5 else shown
 
 
-def check(corpus: dict[str, Any], files: Iterable[str]) -> tuple[list[str], int]:
-    """One line per dump file, and how many did not match the oracle."""
+def check(corpus: dict[str, Any], files: Iterable[str], dump_validator: Any = None) -> tuple[list[str], int]:
+    """One line per dump file, and how many did not match the oracle (validated with `dump_validator` if given)."""
     cases = {c["name"]: c for c in corpus["cases"]}
-    validator = _validator("write-v2-dump.schema.json")
+    validator = dump_validator
     lines, failed = [], 0
     for file in files:
         try:
@@ -407,16 +434,25 @@ def check(corpus: dict[str, Any], files: Iterable[str]) -> tuple[list[str], int]
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description="Compare write-v2 dumps with the §10 oracle bitwise.")
     parser.add_argument("--corpus", required=True)
+    parser.add_argument("--schemas", help="directory of the two schema files, looked in before the others")
     parser.add_argument("dumps", nargs="+")
     args = parser.parse_args(argv)
     try:
-        corpus = load_corpus(args.corpus)
-    except (SchemaError, KeyError, TypeError) as exc:
+        corpus = load_corpus(args.corpus, args.schemas)
+        dump_validator = _validator(DUMP_SCHEMA_FILE, schema_dirs(args.corpus, args.schemas))
+    except SchemaError as exc:
         print(f"crosscheck_write_v2: SchemaError: {exc}", file=sys.stderr)
         return 1
-    lines, failed = check(corpus, args.dumps)
-    for line in lines:
-        print(line)
+    except Exception as exc:  # a corpus the schema let through but the oracle cannot use, or I/O
+        print(f"crosscheck_write_v2: corpus {args.corpus}: {exc.__class__.__name__}: {exc}", file=sys.stderr)
+        return 1
+    try:
+        lines, failed = check(corpus, args.dumps, dump_validator)
+        for line in lines:
+            print(line)
+    except Exception as exc:  # check() reports each dump's own failure; this is anything else (e.g. stdout)
+        print(f"crosscheck_write_v2: {exc.__class__.__name__}: {exc}", file=sys.stderr)
+        return 1
     return 0 if failed == 0 else 1
 
 

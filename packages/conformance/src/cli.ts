@@ -14,6 +14,7 @@ import { compareDump } from "./check.js";
 import { findCase, loadCorpus } from "./corpus.js";
 import { runCase } from "./driver.js";
 import { dumpStore } from "./dump.js";
+import { exportKit } from "./kit.js";
 import { oracleDump } from "./oracle.js";
 import { PYTHON_READERS, runPythonCheck, runPythonReader } from "./python-readers.js";
 import { dumpWithZarrita } from "./zarrita-dump.js";
@@ -38,7 +39,10 @@ const USAGE = `usage:
   zstream-conformance crosscheck --corpus FILE --out DIR [--python PATH]
       write, dump with every reader (zarr-stream-ts, zarrita; with --python also zarr-python,
       tensorstore, earthsciio), then check every dump; with --python the Python check
-      (crosscheck_write_v2.py) must print the same lines`;
+      (crosscheck_write_v2.py) must print the same lines
+  zstream-conformance kit export DIR
+      copy the conformance kit (corpus, its schemas, the dump schema, crosscheck_write_v2.py, README.md)
+      into DIR, for a binding to run without this repository`;
 
 /** The help text of `zstream conformance` (zstream prints it for --help on every subcommand). */
 export const CONFORMANCE_USAGE = `Usage: zstream conformance <subcommand> [options]
@@ -235,10 +239,18 @@ async function crosscheckCommand(args: string[], io: CliIO): Promise<number> {
   return failed + readerFailures + mismatched + disagreements === 0 ? 0 : 1;
 }
 
+async function kitCommand(args: string[], io: CliIO): Promise<number> {
+  const [sub, dir, ...extra] = args;
+  if (sub !== "export" || dir === undefined || dir === "" || extra.length > 0)
+    throw new UsageError("kit takes: export DIR");
+  for (const file of await exportKit(dir)) io.stdout(file);
+  return 0;
+}
+
 /**
- * The `zstream conformance …` command line: write | read | check. Returns the exit code (0 ok, 1 a case
- * or dump failed, 2 bad usage, 3 a ZarrStreamError) instead of exiting, so the zstream CLI can delegate
- * to it. Any other error is thrown: zstream reports it as an internal error (exit 4).
+ * The `zstream conformance …` command line: write | read | check | crosscheck | kit export. Returns the
+ * exit code (0 ok, 1 a case or dump failed, 2 bad usage, 3 a ZarrStreamError) instead of exiting, so the
+ * zstream CLI can delegate to it. Any other error is thrown: zstream reports it as an internal error (exit 4).
  */
 export async function runConformanceCli(argv: string[], io: CliIO = processIO): Promise<number> {
   const [command, ...rest] = argv;
@@ -252,6 +264,8 @@ export async function runConformanceCli(argv: string[], io: CliIO = processIO): 
         return await checkCommand(rest, io);
       case "crosscheck":
         return await crosscheckCommand(rest, io);
+      case "kit":
+        return await kitCommand(rest, io);
       case undefined:
       case "help":
       case "--help":

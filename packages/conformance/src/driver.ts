@@ -133,7 +133,15 @@ async function execute(
       }
       const writer =
         op.op === "create"
-          ? await ZarrStreamWriter.create(state.store, streamSchemaOf(schema), role, region, opts.writer)
+          ? await ZarrStreamWriter.create(
+              state.store,
+              streamSchemaOf(schema),
+              role,
+              region,
+              op.manifest_pages === undefined
+                ? opts.writer
+                : { ...opts.writer, manifestPages: op.manifest_pages },
+            )
           : op.op === "join"
             ? await ZarrStreamWriter.join(state.store, role, region, opts.writer)
             : await ZarrStreamWriter.resume(

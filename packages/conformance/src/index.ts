@@ -5,6 +5,7 @@ export { type RunCaseOptions, runCase } from "./driver.js";
 export { dumpStore } from "./dump.js";
 export { ConformanceFailure } from "./errors.js";
 export { recordArraysFor } from "./generate.js";
+export { exportKit, KIT_FILES, kitSource } from "./kit.js";
 export { oracleDump } from "./oracle.js";
 export { type ExternalContributor, PythonContributor } from "./python-contributor.js";
 export {

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import {
@@ -23,17 +24,62 @@ interface ManifestView {
   commit_seq?: number;
   vars: { name: string; dims: string[]; dtype: string }[];
   statics_committed?: string[];
-  records?: { entries: { committed: boolean; generation: number }[] };
+  records?: { entries: RecordEntry[]; pages?: PageRef[]; page_index?: PageRef[] };
   blobs?: { scope: "static" | "record"; record?: number; writer: number; key: string }[];
 }
 
-async function readManifest(root: string): Promise<ManifestView> {
+interface RecordEntry {
+  committed: boolean;
+  generation: number;
+}
+
+interface PageRef {
+  first: number;
+  count: number;
+  sha256: string;
+}
+
+const V1 = "earthsciio/output-manifest/v1";
+const PAGED = "zarr-stream/output-manifest/v2-paged";
+
+/**
+ * A paged list's entries, page by page, each checked against its ref (docs/manifest-pages.md: pages are
+ * content-addressed under .zarr-stream/manifest/<list>/<sha256>.json). Plain file reads and JSON, like
+ * the rest of this reader, so a page our reader misreads cannot be misread the same way here.
+ */
+async function pagedEntries<T>(root: string, list: string, refs: PageRef[]): Promise<T[]> {
+  const out: T[] = [];
+  for (const ref of refs) {
+    const path = join(root, ".zarr-stream", "manifest", list, `${ref.sha256}.json`);
+    const bytes = await readFile(path);
+    const page = JSON.parse(bytes.toString("utf8")) as T[];
+    if (createHash("sha256").update(bytes).digest("hex") !== ref.sha256 || ref.first !== out.length)
+      throw new SchemaError(`${path}: not the page its ref names`, "", path);
+    if (!Array.isArray(page) || page.length !== ref.count)
+      throw new SchemaError(`${path}: expected ${ref.count} entries`, "", path);
+    out.push(...page);
+  }
+  return out;
+}
+
+/**
+ * output_manifest.json as plain JSON; in the paged form (its own label) with the record entries of an
+ * indexed store resolved from their pages, the only paged list this reader needs (append mode takes
+ * n_records, which stays in the head).
+ */
+async function readManifest(root: string): Promise<{ m: ManifestView; entries: RecordEntry[] }> {
   const path = join(root, "output_manifest.json");
   const m = JSON.parse(await readFile(path, "utf8")) as ManifestView;
-  if (m.schema !== "earthsciio/output-manifest/v1" && m.schema !== "earthsciio/output-manifest/v2") {
+  if (m.schema !== V1 && m.schema !== "earthsciio/output-manifest/v2" && m.schema !== PAGED) {
     throw new SchemaError(`${path}: unknown manifest label ${JSON.stringify(m.schema)}`, "/schema", path);
   }
-  return m;
+  const records = m.records;
+  if (m.schema !== PAGED || records === undefined) return { m, entries: records?.entries ?? [] };
+  const pages =
+    records.page_index !== undefined
+      ? await pagedEntries<PageRef>(root, "record_pages", records.page_index)
+      : (records.pages ?? []);
+  return { m, entries: [...(await pagedEntries<RecordEntry>(root, "records", pages)), ...records.entries] };
 }
 
 function toDump(data: TypedArray, shape: number[], dtype: string): DumpArray {
@@ -58,13 +104,12 @@ export async function dumpWithZarrita(
   caseName: string,
   labels: DumpLabels = {},
 ): Promise<ConformanceDump> {
-  const m = await readManifest(root);
+  const { m, entries } = await readManifest(root);
   const store = new FileSystemStore(root);
   const group = zarr.root(store);
   const timeArray = await zarr.open(group.resolve(m.time_dim), { kind: "array" });
   const time = (await zarr.get(timeArray)).data as Float64Array;
-  const indexed = m.schema.endsWith("/v2") && m.time_mode === "indexed";
-  const entries = m.records?.entries ?? [];
+  const indexed = m.schema !== V1 && m.time_mode === "indexed";
   const indices = indexed
     ? entries.flatMap((e, i) => (e.committed ? [i] : []))
     : Array.from({ length: m.n_records }, (_, i) => i);

@@ -10,6 +10,11 @@ import {
 import { BUNDLED_CORPUS, compareDump, dumpStore, loadCorpus, oracleDump, runCase } from "../src/index.js";
 
 const corpus = await loadCorpus(BUNDLED_CORPUS);
+// The cases past 512 manifest entries write over a thousand shard objects each: about five minutes on the
+// two emulators together. What they test, the manifest's two forms at size, does not depend on the
+// store, and corpus.test (MemoryStore) and crosscheck.test (filesystem, every reader) run them.
+const PAST_512 = ["pages-append-524", "unpaged-append-524", "pages-indexed-600", "unpaged-indexed-600"];
+const cases = corpus.cases.filter((c) => !PAST_512.includes(c.name));
 
 // The same driver and oracle as corpus.test.ts, on an S3 emulator (moto) and a real S3 gateway
 // (versitygw), both on loopback: every case's committed state read back through S3 equals the oracle bitwise.
@@ -22,7 +27,14 @@ for (const kind of S3_SERVER_KINDS) {
     });
     after(async () => s3?.stop());
 
-    for (const c of corpus.cases) {
+    test("only the cases past 512 entries are left to the other stores", () => {
+      assert.deepEqual(
+        corpus.cases.filter((c) => !cases.includes(c)).map((c) => c.name),
+        PAST_512,
+      );
+    });
+
+    for (const c of cases) {
       test(`${c.name} on S3 equals the oracle`, async () => {
         const store = s3.store();
         await runCase(c, store);

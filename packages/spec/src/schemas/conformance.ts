@@ -43,7 +43,14 @@ interface OpBase {
 
 export type CorpusOp = OpBase &
   (
-    | { op: "create" | "join"; role: CorpusRole; region?: Record<string, [number, number]> }
+    | {
+        op: "create";
+        role: CorpusRole;
+        region?: Record<string, [number, number]>;
+        /** The store keeps its manifest in the paged form, zarr-stream/output-manifest/v2-paged. */
+        manifest_pages?: boolean;
+      }
+    | { op: "join"; role: CorpusRole; region?: Record<string, [number, number]> }
     | { op: "resume"; role: CorpusRole; region?: Record<string, [number, number]>; at?: number | null }
     | { op: "write_record"; t: number; r: number; vars?: string[] }
     | { op: "write_record_at"; index: number; r: number; t?: number; vars?: string[] }
@@ -79,7 +86,10 @@ export interface ExpectedBlob {
 }
 
 export interface CaseExpectation {
-  manifest_schema: "earthsciio/output-manifest/v1" | "earthsciio/output-manifest/v2";
+  manifest_schema:
+    | "earthsciio/output-manifest/v1"
+    | "earthsciio/output-manifest/v2"
+    | "zarr-stream/output-manifest/v2-paged";
   /** null for a v1 store, which has no commit_seq. */
   commit_seq: number | null;
   records: ExpectedRecord[];
@@ -182,7 +192,18 @@ const indices = { type: "array", items: nonNegativeInt } as const;
 
 /** The fields each op takes besides op, writer and expect_error; a field listed as required must be there. */
 const OP_FIELDS: Record<string, { props: Record<string, object>; required: string[] }> = {
-  create: { props: { role: corpusRole, region }, required: ["role"] },
+  create: {
+    props: {
+      role: corpusRole,
+      region,
+      manifest_pages: {
+        type: "boolean",
+        description:
+          "true: the store is created in the paged manifest form (zarr-stream/output-manifest/v2-paged), an extension of zarr-stream's; a binding without it skips the case.",
+      },
+    },
+    required: ["role"],
+  },
   join: { props: { role: corpusRole, region }, required: ["role"] },
   resume: { props: { role: corpusRole, region, at: { type: ["number", "null"] } }, required: ["role"] },
   write_record: { props: { t: { type: "number" }, r: nonNegativeInt, vars: names }, required: ["t", "r"] },
@@ -230,7 +251,13 @@ const expectedBlob = {
   additionalProperties: false,
 } as const;
 
-const manifestLabel = { enum: ["earthsciio/output-manifest/v1", "earthsciio/output-manifest/v2"] } as const;
+const manifestLabel = {
+  enum: [
+    "earthsciio/output-manifest/v1",
+    "earthsciio/output-manifest/v2",
+    "zarr-stream/output-manifest/v2-paged",
+  ],
+} as const;
 const commitSeq = { oneOf: [nonNegativeInt, { type: "null" }] } as const;
 
 export const conformanceCorpusJsonSchema = {
