@@ -14,7 +14,7 @@ import { compareDump } from "./check.js";
 import { findCase, loadCorpus } from "./corpus.js";
 import { runCase } from "./driver.js";
 import { dumpStore } from "./dump.js";
-import { exportKit } from "./kit.js";
+import { exportKit, KitExportRefused } from "./kit.js";
 import { oracleDump } from "./oracle.js";
 import { PYTHON_READERS, runPythonCheck, runPythonReader } from "./python-readers.js";
 import { dumpWithZarrita } from "./zarrita-dump.js";
@@ -280,6 +280,10 @@ export async function runConformanceCli(argv: string[], io: CliIO = processIO): 
       io.stderr(`zstream-conformance: ${e.message}`);
       io.stderr(USAGE);
       return 2;
+    }
+    if (e instanceof KitExportRefused) {
+      io.stderr(`zstream-conformance: ${e.message}`);
+      return 1;
     }
     if (!(e instanceof ZarrStreamError)) throw e;
     io.stderr(`zstream-conformance: ${e.name}: ${e.message}`);

@@ -26,11 +26,16 @@ export function kitSource(name: string): string {
  * export never mixes with files the kit did not bring (a stale dump, another corpus). Returns the paths
  * written.
  */
+/** An export refused because the directory holds files the kit did not bring (exit 1: nothing written). */
+export class KitExportRefused extends Error {
+  override name = "KitExportRefused";
+}
+
 export async function exportKit(dir: string): Promise<string[]> {
   await mkdir(dir, { recursive: true });
   const foreign = (await readdir(dir)).filter((f) => !(f in KIT_FILES));
   if (foreign.length > 0)
-    throw new Error(
+    throw new KitExportRefused(
       `${dir} holds files that are not the kit's (${foreign.join(", ")}): export into an empty directory`,
     );
   const out: string[] = [];

@@ -25,7 +25,7 @@ Commands:
       FILE is checked and stored in the journal's form first (README, "What a part may hold").
       --part-index repeats a run that may have crashed (idempotent on the row identifier); without it,
       a FILE whose bytes equal the part the current row's run published is taken as a retry and returns
-      that row, and one that a concurrent publish of equal bytes beats is a DuplicatePublish (exit 1).
+      that row, and one that a concurrent publish of equal bytes beats is a DuplicatePublish (exit 3).
   compose --db F --store DIR [--out FILE]
       Write the current output's composite (stdout when --out is omitted).
   prune --db F --store DIR --cutoff ISO [--dry-run]

@@ -55,7 +55,7 @@ describe("zstream journal CLI (in-process)", () => {
     // A failed export leaves no file at --out (nor its partial file).
     writeFileSync(join(store, "journal", "journal-p000000.csv"), "a\r\n9\r\n");
     const failed = await cli(["export", "--db", db, "--store", store, "--out", join(dir, "bad.zip")]);
-    assert.equal(failed.code, 1);
+    assert.equal(failed.code, 3);
     assert.match(failed.stderr, /CorruptShard/);
     assert.deepEqual(
       readdirSync(dir).filter((f) => f.startsWith("bad.zip")),
@@ -117,7 +117,7 @@ describe("zstream journal CLI (in-process)", () => {
     const hostile = join(dir, "hostile.csv");
     writeFileSync(hostile, "\r\n3,4\r\n");
     const refused = await cli(["publish", "--db", db, "--store", store, hostile]);
-    assert.equal(refused.code, 1);
+    assert.equal(refused.code, 3);
     assert.match(
       refused.stderr,
       /^error: PartRefused: journal-p000000: has data lines under an empty header line/,

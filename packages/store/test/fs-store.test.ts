@@ -8,16 +8,25 @@ import { tempRoots } from "@zarr-stream/test-support/temp-dirs";
 import { FsStore } from "../src/fs-store.js";
 import { openStore } from "../src/open-store.js";
 import { nodeFsOnly } from "./node-fs-only.js";
-import { BAD_KEYS, bytes, pinnedStoreSuite, storeSuite, versionedStoreSuite } from "./store-suite.js";
+import {
+  BAD_KEYS,
+  bytes,
+  pinnedStoreSuite,
+  storeSuite,
+  streamingStoreSuite,
+  versionedStoreSuite,
+} from "./store-suite.js";
 
 const roots = tempRoots("store-fs");
 
 storeSuite("FsStore", () => new FsStore(roots.fresh()));
+streamingStoreSuite("FsStore", () => new FsStore(roots.fresh()));
 versionedStoreSuite("FsStore", () => new FsStore(roots.fresh()));
 pinnedStoreSuite("FsStore", () => new FsStore(roots.fresh()), true);
 pinnedStoreSuite("FsStore on node:fs alone", () => nodeFsOnly(() => new FsStore(roots.fresh())), true);
 // Without @zarr-stream/fileio's addon (no addon built, or ZSTREAM_NATIVE_FS=0): node:fs alone.
 storeSuite("FsStore on node:fs alone", () => nodeFsOnly(() => new FsStore(roots.fresh())));
+streamingStoreSuite("FsStore on node:fs alone", () => nodeFsOnly(() => new FsStore(roots.fresh())));
 
 describe("FsStore on disk", () => {
   it("FsStore: the root is created by the first write, not by construction, reads or list", async () => {

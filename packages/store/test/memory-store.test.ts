@@ -1,9 +1,16 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { MemoryStore } from "../src/memory-store.js";
-import { bytes, pinnedStoreSuite, storeSuite, versionedStoreSuite } from "./store-suite.js";
+import {
+  bytes,
+  pinnedStoreSuite,
+  storeSuite,
+  streamingStoreSuite,
+  versionedStoreSuite,
+} from "./store-suite.js";
 
 storeSuite("MemoryStore", () => new MemoryStore());
+streamingStoreSuite("MemoryStore", () => new MemoryStore());
 versionedStoreSuite("MemoryStore", () => new MemoryStore());
 pinnedStoreSuite("MemoryStore", () => new MemoryStore(), false);
 

@@ -17,7 +17,13 @@ import {
 } from "@zarr-stream/test-support/s3-server";
 import { openStore } from "../src/open-store.js";
 import { S3Store } from "../src/s3-store.js";
-import { bytes, pinnedStoreSuite, storeSuite, versionedStoreSuite } from "./store-suite.js";
+import {
+  bytes,
+  pinnedStoreSuite,
+  storeSuite,
+  streamingStoreSuite,
+  versionedStoreSuite,
+} from "./store-suite.js";
 
 // The same suite on an emulator (moto) and on a real S3 gateway serving a directory (versitygw).
 for (const kind of S3_SERVER_KINDS) {
@@ -31,6 +37,7 @@ for (const kind of S3_SERVER_KINDS) {
     after(() => server?.stop());
 
     storeSuite("S3Store", () => server.store());
+    streamingStoreSuite("S3Store", () => server.store());
     versionedStoreSuite("S3Store", () => server.store());
     pinnedStoreSuite("S3Store", () => server.store(), false);
 

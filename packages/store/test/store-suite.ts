@@ -207,46 +207,6 @@ export function storeSuite(name: string, makeStore: () => Promise<Store> | Store
       assert.deepEqual(await s.list(""), ["claims/0"]);
     });
 
-    it("Store.putStream: the chunks make the object, replacing it; with ifAbsent a present key is untouched", async () => {
-      const s = await makeStore();
-      assert.ok(canPutStream(s));
-      async function* chunks(...parts: number[][]) {
-        for (const p of parts) yield Uint8Array.from(p);
-      }
-      assert.equal(await s.putStream("j/a", chunks([1, 2], [], [3])), true);
-      assert.deepEqual(await s.get("j/a"), bytes(1, 2, 3));
-      assert.equal(await s.putStream("j/a", chunks([9])), true);
-      assert.deepEqual(await s.get("j/a"), bytes(9));
-      assert.equal(await s.putStream("j/a", chunks([7, 7]), { ifAbsent: true }), false);
-      assert.deepEqual(await s.get("j/a"), bytes(9));
-      assert.equal(await s.putStream("j/b", chunks(), { ifAbsent: true }), true);
-      assert.deepEqual(await s.get("j/b"), new Uint8Array(0));
-      // One buffer refilled between chunks: the store copies each before it asks for the next.
-      const reused = Buffer.alloc(3);
-      async function* refilled() {
-        for (let i = 0; i < 4; i++) yield reused.fill(i);
-      }
-      assert.equal(await s.putStream("j/c", refilled()), true);
-      assert.deepEqual(await s.get("j/c"), bytes(0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3));
-      assert.deepEqual(await s.list(""), ["j/a", "j/b", "j/c"]);
-    });
-
-    it("Store.putStream: a source that fails rejects with its own error and leaves nothing behind", async () => {
-      const s = await makeStore();
-      assert.ok(canPutStream(s));
-      const boom = new Error("source failed");
-      async function* failing() {
-        yield bytes(1, 2);
-        throw boom;
-      }
-      await assert.rejects(s.putStream("j/x", failing()), (e: unknown) => e === boom);
-      await s.put("j/y", bytes(5));
-      await assert.rejects(s.putStream("j/y", failing()), (e: unknown) => e === boom);
-      assert.deepEqual(await s.get("j/y"), bytes(5));
-      assert.deepEqual(await s.list(""), ["j/y"]);
-      await assert.rejects(s.putStream("../x", failing()), StoreError);
-    });
-
     it(".firecube Claims: 10 concurrent putIfAbsent on one key, exactly one wins and its bytes are stored", async () => {
       const s = await makeStore();
       const results = await Promise.all(
@@ -371,6 +331,51 @@ export function storeSuite(name: string, makeStore: () => Promise<Store> | Store
         }),
         { numRuns: 40 },
       );
+    });
+  });
+}
+
+/** The optional streamed write (putStream) the journal's compaction and export use. */
+export function streamingStoreSuite(name: string, makeStore: () => Promise<Store> | Store): void {
+  describe(`${name} streamed writes (putStream)`, () => {
+    it("Store.putStream: the chunks make the object, replacing it; with ifAbsent a present key is untouched", async () => {
+      const s = await makeStore();
+      assert.ok(canPutStream(s));
+      async function* chunks(...parts: number[][]) {
+        for (const p of parts) yield Uint8Array.from(p);
+      }
+      assert.equal(await s.putStream("j/a", chunks([1, 2], [], [3])), true);
+      assert.deepEqual(await s.get("j/a"), bytes(1, 2, 3));
+      assert.equal(await s.putStream("j/a", chunks([9])), true);
+      assert.deepEqual(await s.get("j/a"), bytes(9));
+      assert.equal(await s.putStream("j/a", chunks([7, 7]), { ifAbsent: true }), false);
+      assert.deepEqual(await s.get("j/a"), bytes(9));
+      assert.equal(await s.putStream("j/b", chunks(), { ifAbsent: true }), true);
+      assert.deepEqual(await s.get("j/b"), new Uint8Array(0));
+      // One buffer refilled between chunks: the store copies each before it asks for the next.
+      const reused = Buffer.alloc(3);
+      async function* refilled() {
+        for (let i = 0; i < 4; i++) yield reused.fill(i);
+      }
+      assert.equal(await s.putStream("j/c", refilled()), true);
+      assert.deepEqual(await s.get("j/c"), bytes(0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3));
+      assert.deepEqual(await s.list(""), ["j/a", "j/b", "j/c"]);
+    });
+
+    it("Store.putStream: a source that fails rejects with its own error and leaves nothing behind", async () => {
+      const s = await makeStore();
+      assert.ok(canPutStream(s));
+      const boom = new Error("source failed");
+      async function* failing() {
+        yield bytes(1, 2);
+        throw boom;
+      }
+      await assert.rejects(s.putStream("j/x", failing()), (e: unknown) => e === boom);
+      await s.put("j/y", bytes(5));
+      await assert.rejects(s.putStream("j/y", failing()), (e: unknown) => e === boom);
+      assert.deepEqual(await s.get("j/y"), bytes(5));
+      assert.deepEqual(await s.list(""), ["j/y"]);
+      await assert.rejects(s.putStream("../x", failing()), StoreError);
     });
   });
 }

@@ -304,7 +304,9 @@ export class OwnerCommits {
     try {
       await assertTokensSealed(store, tokens, 0);
     } catch (err) {
-      await withdrawCommit(store, commitSeq, nonce);
+      // The refusal is what the caller must hear; an intent left behind only delays a contributor's open
+      // until this owner's next commit lands (or its timeout names it).
+      await withdrawCommit(store, commitSeq, nonce).catch(() => undefined);
       throw err;
     }
   }

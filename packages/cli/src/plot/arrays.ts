@@ -17,7 +17,7 @@ import {
   selection,
   str,
   toFloat64,
-} from "./plot.js";
+} from "./render.js";
 
 /** A plain store's axes: a 1-D array named by the dim, of the dim's length, is its coordinate. */
 function plainAxes(store: Store, arrays: PlainArray[], lengthOf: (dim: string) => number): AxisOf {
