@@ -40,13 +40,18 @@ export function stagingPlace(
   return { place, lockName: createHash("sha256").update(key).digest("hex").slice(0, 32) };
 }
 
+/** A fresh staging file's path in `dir`: named by this process and 64 random bits, never a key. */
+function stagingFile(dir: ConfinedDir): string {
+  return dir.at(`${TEMP_PREFIX}${process.pid}-${randomBytes(8).toString("hex")}`);
+}
+
 export async function stage(
   dir: ConfinedDir,
   bytes: Uint8Array,
   key: string,
   direct: DirectWrites,
 ): Promise<string> {
-  const temp = dir.at(`${TEMP_PREFIX}${process.pid}-${randomBytes(8).toString("hex")}`);
+  const temp = stagingFile(dir);
   let file: FileHandle | undefined;
   try {
     if (await direct.write(temp, bytes, dir.beneath)) return temp;
@@ -71,7 +76,7 @@ export async function stageFrom(
   chunks: AsyncIterable<Uint8Array>,
   key: string,
 ): Promise<string> {
-  const temp = dir.at(`${TEMP_PREFIX}${process.pid}-${randomBytes(8).toString("hex")}`);
+  const temp = stagingFile(dir);
   let file: FileHandle | undefined;
   let sourceFailed = false;
   try {

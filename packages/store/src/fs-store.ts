@@ -276,7 +276,8 @@ export class FsStore implements Store {
   }
 
   /**
-   * Stages the stream into a temp file beside the target (each chunk written before the next is pulled),
+   * Stages the stream into a temp file where put stages (beside the target, or apart under a stageApart
+   * prefix; each chunk written before the next is pulled),
    * fsyncs it, then renames it over the key or, with ifAbsent, hard-links it (EEXIST: false).
    */
   async putStream(
@@ -286,23 +287,26 @@ export class FsStore implements Store {
   ): Promise<boolean> {
     check.stream(key, chunks);
     const ifAbsent = options.ifAbsent === true;
-    const placed = await inDir(this.root, key, true, "putStream", async (dir, name) => {
-      dir.refuseLink(name, key, "putStream");
-      const target = dir.at(name);
-      if (ifAbsent && (await exists(target, key))) return false;
-      const temp = await stageFrom(dir, chunks, key);
-      try {
-        if (ifAbsent) await link(temp, target);
-        else await rename(temp, target);
-      } catch (err) {
-        if (ifAbsent && errorCode(err) === "EEXIST") return false;
-        throw fsError("putStream", key, err);
-      } finally {
-        await unlinkQuietly(temp);
-      }
-      await dir.sync();
-      return true;
-    });
+    const placed = await this.#writing("putStream", key, () =>
+      inDir(this.root, key, true, "putStream", async (dir, name) => {
+        dir.refuseLink(name, key, "putStream");
+        const target = dir.at(name);
+        if (ifAbsent && (await exists(target, key))) return false;
+        const { place } = stagingPlace(this.root, key, dir, name, this.#apart);
+        const temp = await stageFrom(place, chunks, key);
+        try {
+          if (ifAbsent) await link(temp, target);
+          else await rename(temp, target);
+        } catch (err) {
+          if (ifAbsent && errorCode(err) === "EEXIST") return false;
+          throw fsError("putStream", key, err);
+        } finally {
+          await unlinkQuietly(temp);
+        }
+        await dir.sync();
+        return true;
+      }),
+    );
     return placed === true;
   }
 

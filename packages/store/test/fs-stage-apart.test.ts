@@ -40,6 +40,28 @@ describe("FsStore.stageApart", () => {
     assert.throws(() => s.stageApart("cp"), /must end in "\/"/);
   });
 
+  it("a streamed write of a key set apart stages in the staging directory while the stream runs", async () => {
+    const root = roots.fresh();
+    const s = new FsStore(root);
+    s.stageApart("cp/");
+    await s.put("cp/claims/a.json", bytes(1));
+    let during: { beside: string[]; apart: string[] } | undefined;
+    async function* chunks() {
+      yield bytes(7);
+      // The first chunk is written: the staging file exists now.
+      during = {
+        beside: readdirSync(join(root, "cp", "claims")),
+        apart: readdirSync(join(root, "cp", ".zs-tmp-staging")),
+      };
+      yield bytes(8);
+    }
+    assert.equal(await s.putStream("cp/claims/s.json", chunks()), true);
+    assert.deepEqual(during?.beside, ["a.json"], "nothing staged beside the key");
+    assert.equal(during?.apart.length, 1, "one staging file apart");
+    assert.deepEqual(await s.get("cp/claims/s.json"), bytes(7, 8));
+    assert.deepEqual(readdirSync(join(root, "cp", ".zs-tmp-staging")), []);
+  });
+
   it("a putIfVersion of a key set apart takes its lock in the staging directory: a live lock there holds it back", async () => {
     const root = roots.fresh();
     const s = new FsStore(root);

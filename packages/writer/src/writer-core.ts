@@ -1,4 +1,4 @@
-import { MANIFEST_KEY, readManifestVersioned } from "@zarr-stream/reader";
+import { MANIFEST_KEY, readManifestVersioned, readOutputManifestIfPresent } from "@zarr-stream/reader";
 import {
   type CommitToken,
   FingerprintMismatch,
@@ -267,13 +267,13 @@ export class WriterCore {
     const reread = () => this.rereadManifest();
     const owner = this.duties.commits;
     if (owner) return owner.restamp(reread);
-    // A commit in flight may still publish the older handle's sealed token (commit-intent.ts).
-    if (this.writerId !== 0)
-      await waitForCommitInFlight(
-        this.store,
-        async () => commitSeqOf((await readManifestVersioned(this.store))?.manifest),
-        this.opts.commitWaitMs ?? 60_000,
-      );
+    // A commit in flight may still publish the older handle's sealed token (commit-intent.ts). Its polls
+    // take the manifest from the reader's cache, revalidated by version, rather than parsing it each time.
+    await waitForCommitInFlight(
+      this.store,
+      async () => commitSeqOf(await readOutputManifestIfPresent(this.store)),
+      this.opts.commitWaitMs ?? 60_000,
+    );
     return reread();
   }
 
