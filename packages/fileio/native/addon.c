@@ -2,6 +2,7 @@
  * (file-ops.c) on the I/O threads (io-threads.c), and the promise settled back on the JS thread. Every
  * Node-API status is checked: a call that fails before the job is queued throws, and one that fails
  * while settling rejects the promise, so no promise is left pending. */
+#include <errno.h>
 #include <node_api.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -12,7 +13,7 @@
 #include "file-ops.h"
 #include "io-threads.h"
 
-typedef enum { JOB_WRITE, JOB_READ } file_op_t;
+typedef enum { JOB_WRITE, JOB_READ, JOB_STAT } file_op_t;
 
 typedef struct file_job {
   io_task_t task; /* first: io-threads hands back this pointer */
@@ -27,12 +28,19 @@ typedef struct file_job {
   int from_end;
   int pinned; /* readPinnedInto: the descriptor stays open and is handed back */
   int fd;
+  struct stat st; /* stat */
   file_result_t result;
 } file_job_t;
 
 static void run(io_task_t *t) {
   file_job_t *j = (file_job_t *)t;
   if (j->op == JOB_WRITE) zs_write_file_direct(j->path, (size_t)j->beneath, j->bytes, j->len, &j->result);
+  else if (j->op == JOB_STAT) {
+    if (zs_stat_beneath(j->path, (size_t)j->beneath, &j->st) < 0) {
+      j->result.err = errno ? errno : EIO;
+      j->result.syscall = "stat";
+    }
+  }
   else if (j->pinned)
     zs_read_range(j->path, (size_t)j->beneath, &j->fd, 1, j->position, j->length, j->from_end, j->bytes, j->len, &j->got,
                   &j->filesize, &j->result);
@@ -73,6 +81,31 @@ static napi_status read_result(napi_env env, const file_job_t *j, napi_value *ou
   return napi_set_element(env, *out, 2, fd);
 }
 
+#ifdef __APPLE__
+#define MTIME(st) ((st).st_mtimespec)
+#else
+#define MTIME(st) ((st).st_mtim)
+#endif
+
+/* [kind, ino, size, mtimeNs]: kind "file", "link" or "other"; ino and mtimeNs as BigInts (an inode number
+ * may pass 2^53), size a number. */
+static napi_status stat_result(napi_env env, const file_job_t *j, napi_value *out) {
+  const struct stat *s = &j->st;
+  const char *kind = S_ISREG(s->st_mode) ? "file" : S_ISLNK(s->st_mode) ? "link" : "other";
+  int64_t mtime_ns = (int64_t)MTIME(*s).tv_sec * 1000000000 + (int64_t)MTIME(*s).tv_nsec;
+  napi_value v[4];
+  napi_status status;
+  if ((status = napi_create_array_with_length(env, 4, out)) != napi_ok ||
+      (status = napi_create_string_utf8(env, kind, NAPI_AUTO_LENGTH, &v[0])) != napi_ok ||
+      (status = napi_create_bigint_uint64(env, (uint64_t)s->st_ino, &v[1])) != napi_ok ||
+      (status = napi_create_double(env, (double)s->st_size, &v[2])) != napi_ok ||
+      (status = napi_create_bigint_int64(env, mtime_ns, &v[3])) != napi_ok)
+    return status;
+  for (uint32_t i = 0; i < 4; i++)
+    if ((status = napi_set_element(env, *out, i, v[i])) != napi_ok) return status;
+  return napi_ok;
+}
+
 /* Rejects with a plain Error naming the Node-API step that failed (or, failing even that, undefined). */
 static void reject_internal(napi_env env, napi_deferred deferred, const char *what) {
   napi_value code, msg, err;
@@ -101,11 +134,13 @@ static void settle(napi_env env, io_task_t *t) {
       if (errno_error(env, &j->result, &value) == napi_ok) conclude(env, j->deferred, value, false);
       else reject_internal(env, j->deferred, "could not build the file I/O error");
     } else {
-      napi_status st = j->op == JOB_READ ? read_result(env, j, &value) : napi_get_undefined(env, &value);
+      napi_status st = j->op == JOB_READ   ? read_result(env, j, &value)
+                       : j->op == JOB_STAT ? stat_result(env, j, &value)
+                                           : napi_get_undefined(env, &value);
       if (st == napi_ok) conclude(env, j->deferred, value, true);
       else reject_internal(env, j->deferred, "could not build the file I/O result");
     }
-    napi_delete_reference(env, j->keep);
+    if (j->keep) napi_delete_reference(env, j->keep);
   }
   free_job(j);
 }
@@ -151,22 +186,22 @@ static napi_value refuse(napi_env env, file_job_t *j, bool bad_args, const char 
   return NULL;
 }
 
-/* Keeps `keep` alive, creates the promise and hands j to the I/O threads. Throws when no promise could
+/* Keeps `keep` (when not NULL) alive, creates the promise and hands j to the I/O threads. Throws when no promise could
  * be made; once there is one, every failure rejects it. */
 static napi_value submit(napi_env env, file_job_t *j, napi_value keep) {
   napi_value promise;
   j->task.run = run;
   j->task.settle = settle;
-  if (napi_create_reference(env, keep, 1, &j->keep) != napi_ok)
+  if (keep && napi_create_reference(env, keep, 1, &j->keep) != napi_ok)
     return refuse(env, j, false, "could not reference the buffer");
   if (napi_create_promise(env, &j->deferred, &promise) != napi_ok) {
-    napi_delete_reference(env, j->keep);
+    if (j->keep) napi_delete_reference(env, j->keep);
     return refuse(env, j, false, "could not create a promise");
   }
   if (io_submit(env, &j->task) != napi_ok) {
     /* The promise exists: settle it, so the caller sees the failure where it awaits. */
     reject_internal(env, j->deferred, "could not start the file I/O threads");
-    napi_delete_reference(env, j->keep);
+    if (j->keep) napi_delete_reference(env, j->keep);
     free_job(j);
   }
   return promise;
@@ -231,6 +266,17 @@ static napi_value write_js(napi_env env, napi_callback_info info) {
   return submit(env, j, argv[2]);
 }
 
+/* statBeneath(path, beneath): resolves with [kind, ino, size, mtimeNs] (stat_result) of path's last
+ * component, not following it; see zs_stat_beneath. */
+static napi_value stat_js(napi_env env, napi_callback_info info) {
+  napi_value argv[2];
+  file_job_t *j = job_args(env, info, 2, argv, JOB_STAT);
+  if (!j) return NULL;
+  if (!get_path(env, argv[0], &j->path) || !get_offset(env, argv[1], &j->beneath))
+    return refuse(env, j, true, "bad arguments to statBeneath");
+  return submit(env, j, NULL);
+}
+
 static bool export_function(napi_env env, napi_value exports, const char *name, napi_callback fn) {
   napi_value f;
   return napi_create_function(env, name, NAPI_AUTO_LENGTH, fn, NULL, &f) == napi_ok &&
@@ -240,7 +286,8 @@ static bool export_function(napi_env env, napi_value exports, const char *name, 
 NAPI_MODULE_INIT() {
   if (io_threads_init(env) != napi_ok || !export_function(env, exports, "writeFileDirect", write_js) ||
       !export_function(env, exports, "readFileInto", read_js) ||
-      !export_function(env, exports, "readPinnedInto", read_pinned_js)) {
+      !export_function(env, exports, "readPinnedInto", read_pinned_js) ||
+      !export_function(env, exports, "statBeneath", stat_js)) {
     bool pending = false;
     if (napi_is_exception_pending(env, &pending) != napi_ok || !pending)
       napi_throw_error(env, "ZS_INTERNAL", "could not set up the file I/O addon");

@@ -73,20 +73,12 @@ static ssize_t write_direct_blocks(int fd, const uint8_t *src, size_t whole) {
 #endif
 
 
-/* Opens path: its first `beneath` bytes (the store root, trusted) as the OS resolves them, then every
- * later component with openat and O_NOFOLLOW, so no symbolic link below the root is followed, whatever
- * another process renames meanwhile: a link anywhere there fails with ELOOP. With beneath 0 the path is
- * opened as given. */
-int zs_open_beneath(const char *path, size_t beneath, int flags, mode_t mode) {
-  if (beneath == 0) return open(path, flags | O_CLOEXEC, mode);
-  size_t n = strlen(path);
-  if (beneath >= n || path[beneath] != '/') {
-    errno = EINVAL;
-    return -1;
-  }
-  char *copy = malloc(n + 1);
-  if (!copy) return -1;
-  memcpy(copy, path, n + 1);
+/* Opens the directory holding path's last component: its first `beneath` bytes (the store root, trusted)
+ * as the OS resolves them, then every later directory with openat and O_NOFOLLOW, so no symbolic link
+ * below the root is followed, whatever another process renames meanwhile: a link anywhere there fails
+ * with ELOOP. `copy` is a writable copy of path whose byte at `beneath` is a '/'; *last is set to its
+ * last component. Returns the directory's descriptor, or -1 with errno. */
+static int open_parent_beneath(char *copy, size_t beneath, char **last) {
   copy[beneath] = '\0';
   int dir = open(copy, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   char *name = copy + beneath + 1;
@@ -105,12 +97,55 @@ int zs_open_beneath(const char *path, size_t beneath, int flags, mode_t mode) {
     dir = next;
     name = slash + 1;
   }
-  int fd = dir < 0 ? -1 : openat(dir, name, flags | O_NOFOLLOW | O_CLOEXEC, mode);
+  *last = name;
+  return dir;
+}
+
+/* Calls at(dir, name, arg) on path's last component in its confined directory (open_parent_beneath),
+ * returning what it returns, or -1 with errno when the directory cannot be opened. */
+static int at_beneath(const char *path, size_t beneath, int (*at)(int, const char *, void *), void *arg) {
+  size_t n = strlen(path);
+  if (beneath >= n || path[beneath] != '/') {
+    errno = EINVAL;
+    return -1;
+  }
+  char *copy = malloc(n + 1), *name;
+  if (!copy) return -1;
+  memcpy(copy, path, n + 1);
+  int dir = open_parent_beneath(copy, beneath, &name);
+  int res = dir < 0 ? -1 : at(dir, name, arg);
   int saved = errno;
   if (dir >= 0) close(dir);
   free(copy);
   errno = saved;
-  return fd;
+  return res;
+}
+
+typedef struct {
+  int flags;
+  mode_t mode;
+} open_args_t;
+
+static int open_at(int dir, const char *name, void *arg) {
+  const open_args_t *a = arg;
+  return openat(dir, name, a->flags | O_NOFOLLOW | O_CLOEXEC, a->mode);
+}
+
+static int stat_at(int dir, const char *name, void *st) {
+  return fstatat(dir, name, st, AT_SYMLINK_NOFOLLOW);
+}
+
+/* Opens path, following no symbolic link after its first `beneath` bytes (open_parent_beneath, then
+ * openat with O_NOFOLLOW). With beneath 0 the path is opened as given. */
+int zs_open_beneath(const char *path, size_t beneath, int flags, mode_t mode) {
+  if (beneath == 0) return open(path, flags | O_CLOEXEC, mode);
+  open_args_t a = {flags, mode};
+  return at_beneath(path, beneath, open_at, &a);
+}
+
+int zs_stat_beneath(const char *path, size_t beneath, struct stat *st) {
+  if (beneath == 0) return lstat(path, st);
+  return at_beneath(path, beneath, stat_at, st);
 }
 
 void zs_write_file_direct(const char *path, size_t beneath, const uint8_t *src, size_t n, file_result_t *r) {

@@ -4,6 +4,7 @@
 #define ZS_FILE_OPS_H
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 typedef struct file_result {
@@ -14,6 +15,10 @@ typedef struct file_result {
 /* open(path, flags, mode) with O_CLOEXEC, following no symbolic link after the first `beneath` bytes of
  * path (a link there fails with ELOOP); beneath 0 opens path as given. */
 int zs_open_beneath(const char *path, size_t beneath, int flags, mode_t mode);
+
+/* lstat(path) confined as zs_open_beneath is: a link as the last component is reported (S_ISLNK), a
+ * link on the way fails with ELOOP. */
+int zs_stat_beneath(const char *path, size_t beneath, struct stat *st);
 
 /* Creates `path` (it must not exist), writes n bytes around the page cache where the filesystem allows
  * (O_DIRECT for whole 4 KiB blocks, buffered for the tail) and fsyncs it. EINVAL or ENOTSUP from open

@@ -38,3 +38,14 @@ export interface PinnedFile {
   read(position: number, length: number, fromEnd: boolean, into: Uint8Array): Promise<[number, number]>;
   close(): Promise<void>;
 }
+
+/**
+ * The lstat of `path` (its last component is not followed), confined by `beneath` as reads are: resolves
+ * with what lies there ("file", "link" or "other"), its inode number, size and modification time in
+ * nanoseconds. Rejects like DirectFileWriter: ENOENT or ENOTDIR when nothing is there, ELOOP for a link
+ * on the way.
+ */
+export type FileStatter = (
+  path: string,
+  beneath?: number,
+) => Promise<{ kind: "file" | "link" | "other"; ino: bigint; size: number; mtimeNs: bigint }>;

@@ -1,9 +1,9 @@
 import { closeSync } from "node:fs";
-import type { DirectFileWriter, FileRangeReader, PinnedFile } from "./file-io.js";
+import type { DirectFileWriter, FileRangeReader, FileStatter, PinnedFile } from "./file-io.js";
 import { type FileIoAddon, loadFileIoAddon } from "./native-addon.js";
 import { nodeFsPinnedFile, nodeFsRangeReader, nodeFsWriter } from "./node-fs.js";
 
-export type { DirectFileWriter, FileRangeReader, PinnedFile } from "./file-io.js";
+export type { DirectFileWriter, FileRangeReader, FileStatter, PinnedFile } from "./file-io.js";
 export { FD_PATHS, openBeneath } from "./node-fs.js";
 
 /**
@@ -39,6 +39,19 @@ export function fileRangeReader(native = true): FileRangeReader {
   const addon = r.addon;
   return (path, position, length, fromEnd, into, beneath = 0) =>
     addon.readFileInto(path, beneath, position, length, fromEnd ? 1 : 0, into);
+}
+
+/**
+ * A confined lstat that is one job on the addon's I/O threads, or undefined where the addon is not built
+ * (the caller then walks the directories itself). A stat off the JS thread matters on a cold cache: each
+ * directory of the walk may wait on the disk, and a reader revalidates a dozen metadata documents at once.
+ */
+export function fileStatter(): FileStatter | undefined {
+  const r = loadFileIoAddon();
+  if (!("addon" in r)) return undefined;
+  const addon = r.addon;
+  return (path, beneath = 0) =>
+    addon.statBeneath(path, beneath).then(([kind, ino, size, mtimeNs]) => ({ kind, ino, size, mtimeNs }));
 }
 
 /**

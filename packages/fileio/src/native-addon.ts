@@ -20,7 +20,11 @@ export interface FileIoAddon {
     fromEnd: 0 | 1,
     into: Uint8Array,
   ): Promise<[number, number, number]>;
+  /** lstat of the path's last component, confined as reads are: [kind, ino, size, mtimeNs]. */
+  statBeneath(path: string, beneath: number): Promise<[FileKind, bigint, number, bigint]>;
 }
+
+export type FileKind = "file" | "link" | "other";
 
 let loaded: { addon: FileIoAddon } | { error: string } | undefined;
 

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
 import {
+  lstatSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -19,6 +20,7 @@ import {
   type FileRangeReader,
   fileIoBackend,
   fileRangeReader,
+  fileStatter,
   pinnedFileReader,
 } from "../src/index.js";
 import { nodeFsPinnedFile, nodeFsRangeReader, nodeFsWriter } from "../src/node-fs.js";
@@ -237,6 +239,38 @@ test("addon: arguments that are not a path, bytes or non-negative numbers are a 
     () => read(join(dir, "x"), 0, 4, false, new Uint16Array(4) as unknown as Uint8Array),
     TypeError,
   );
+});
+
+test("confined stat [native]: an lstat's fields; a link in the last place is reported, one on the way is ELOOP", async () => {
+  const stat = fileStatter();
+  assert.ok(stat, `the addon is not built: ${fileIoBackend().reason}`);
+  const base = join(dir, "stat");
+  const root = join(base, "root");
+  mkdirSync(join(root, "in"), { recursive: true });
+  mkdirSync(join(base, "outside"), { recursive: true });
+  writeFileSync(join(root, "in", "f"), "twelve bytes");
+  writeFileSync(join(base, "outside", "secret"), "SECRET");
+  symlinkSync(join(base, "outside"), join(root, "out"));
+  symlinkSync(join(base, "outside", "secret"), join(root, "in", "lf"));
+  symlinkSync(root, join(base, "alias"));
+  for (const r of [root, join(base, "alias")]) {
+    const n = r.length;
+    const want = lstatSync(join(root, "in", "f"), { bigint: true });
+    assert.deepEqual(await stat(`${r}/in/f`, n), {
+      kind: "file",
+      ino: want.ino,
+      size: 12,
+      mtimeNs: want.mtimeNs,
+    });
+    assert.equal((await stat(`${r}/in/lf`, n)).kind, "link", "the last link is not followed");
+    assert.equal((await stat(`${r}/in`, n)).kind, "other");
+    await assert.rejects(stat(`${r}/out/secret`, n), { code: "ELOOP", syscall: "stat" });
+    await assert.rejects(stat(`${r}/in/nope`, n), { code: "ENOENT" });
+    await assert.rejects(stat(`${r}/in/f/g`, n), { code: "ENOTDIR" });
+  }
+  // Without a root (beneath 0) the path is lstat'ed as given.
+  assert.equal((await stat(join(root, "out", "secret"))).kind, "file");
+  assert.throws(() => stat("a\0b"), TypeError);
 });
 
 test("file I/O threads: worker threads that load the addon, exit early or are terminated mid-I/O end cleanly", () => {

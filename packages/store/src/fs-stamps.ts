@@ -8,7 +8,7 @@ import { errorCode, fsError, isAbsent } from "./fs-errors.js";
  * (ext4 hands a freed inode to the next file at once). putIfVersion keeps each key's modification times
  * strictly increasing (laterThan), so a stamp never comes back for a key while it exists.
  */
-export function fileStamp(info: BigIntStats): string {
+export function fileStamp(info: Pick<BigIntStats, "ino" | "size" | "mtimeNs">): string {
   return `f${info.ino}-${info.size}-${info.mtimeNs}`;
 }
 

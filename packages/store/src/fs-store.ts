@@ -4,7 +4,9 @@ import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import {
   type FileRangeReader,
+  type FileStatter,
   fileRangeReader,
+  fileStatter,
   openBeneath,
   type PinnedFile,
   pinnedFileReader,
@@ -56,6 +58,8 @@ export class FsStore implements Store {
   /** Reads into the caller's buffer: the native job, else node:fs's open, fstat, read and close. */
   readonly #intoReader: FileRangeReader = this.#reader ?? fileRangeReader(false);
   readonly #pinned: (path: string, beneath?: number) => PinnedFile = pinnedFileReader(nativeFilesEnabled());
+  /** version and size off the JS thread (one job), else a confined walk on it. */
+  readonly #statter: FileStatter | undefined = nativeFilesEnabled() ? fileStatter() : undefined;
   /** Key prefixes whose staging and lock files go to a directory of their own (see stageApart). */
   readonly #apart: string[] = [];
 
@@ -155,7 +159,7 @@ export class FsStore implements Store {
 
   async size(key: string): Promise<number | undefined> {
     check.key(key);
-    const info = await inDir(this.root, key, false, "size", (dir, name) => statNow(dir, name, key, "size"));
+    const info = await this.#stat(key, "size");
     return info === undefined ? undefined : Number(info.size);
   }
 
@@ -198,9 +202,7 @@ export class FsStore implements Store {
 
   async version(key: string): Promise<string | undefined> {
     check.key(key);
-    const info = await inDir(this.root, key, false, "version", (dir, name) =>
-      statNow(dir, name, key, "version"),
-    );
+    const info = await this.#stat(key, "version");
     return info === undefined ? undefined : fileStamp(info);
   }
 
@@ -340,6 +342,26 @@ export class FsStore implements Store {
    * stores so that code given any store from openStore can close it.
    */
   async close(): Promise<void> {}
+
+  /** The key's regular file's stamp fields; undefined when absent or not a regular file. */
+  async #stat(
+    key: string,
+    action: string,
+  ): Promise<Pick<BigIntStats, "ino" | "size" | "mtimeNs"> | undefined> {
+    if (this.#statter === undefined)
+      return inDir(this.root, key, false, action, (dir, name) => statNow(dir, name, key, action));
+    let info: Awaited<ReturnType<FileStatter>>;
+    try {
+      info = await this.#statter(this.#path(key), this.root.length);
+    } catch (err) {
+      if (isAbsent(err)) return undefined;
+      throw confinedError(action, key, err);
+    }
+    if (info.kind === "link") throw refused(action, key);
+    return info.kind === "file"
+      ? { ino: info.ino, size: BigInt(info.size), mtimeNs: info.mtimeNs }
+      : undefined;
+  }
 
   #path(key: string): string {
     return `${this.root}/${key}`;
