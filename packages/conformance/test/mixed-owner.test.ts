@@ -102,6 +102,18 @@ async function run(
   return r;
 }
 
+const tsRuns = new Map<string, Promise<Run>>();
+
+/** The all-TypeScript run of a case, once per case for the tests below. */
+function tsRun(c: ConformanceCase): Promise<Run> {
+  let r = tsRuns.get(c.name);
+  if (r === undefined) {
+    r = run(c, undefined, join(out, c.name, "ts"));
+    tsRuns.set(c.name, r);
+  }
+  return r;
+}
+
 /** The all-TypeScript dump as the expectation for another run: run-to-run manifest fields left out. */
 function asExpected(d: ConformanceDump): ConformanceDump {
   const { created_at: _c, base_url: _b, ...manifest } = d.manifest ?? {};
@@ -135,7 +147,7 @@ describe("mixed-language multi-writer: a Python owner with TypeScript contributo
       async () => {
         const c = findCase(corpus, name);
         const owner = ownerOf(c);
-        const ts = await run(c, undefined, join(out, name, "ts"));
+        const ts = await tsRun(c);
         const mixed = await run(c, owner, join(out, name, "mixed"));
         const creates = c.ops.filter((o) => o.op === "create").length;
         assert.equal(mixed.started, creates, "one Python process per create, refused ones included");
@@ -174,12 +186,32 @@ describe("mixed-language multi-writer: a Python owner with TypeScript contributo
     { skip: pythonProbe.skip },
     async () => {
       const c = findCase(corpus, "region-tiling");
-      const ts = await run(c, undefined, join(out, "three-python", "ts"));
+      const ts = await tsRun(c);
       const mixed = await run(c, "w0", join(out, "three-python", "mixed"), ["w1", "w3"]);
       assert.deepEqual(compareDump(asExpected(ts.dump), mixed.dump), []);
       assert.deepEqual(mixed.tokens, ts.tokens);
     },
   );
+
+  for (const name of PYTHON_OWNER_CASES) {
+    test(
+      `${name}: every writer in Python (the Python package alone) reads bitwise equal to the all-TypeScript run`,
+      { skip: pythonProbe.skip },
+      async () => {
+        const c = findCase(corpus, name);
+        const python = c.ops.filter((o) => o.op === "join").map((o) => o.writer);
+        const ts = await tsRun(c);
+        const all = await run(c, ownerOf(c), join(out, name, "python"), [...new Set(python)]);
+        assert.deepEqual(compareDump(asExpected(ts.dump), all.dump), []);
+        assert.deepEqual(compareDump(oracleDump(c), all.dump), []);
+        assert.deepEqual(
+          all.refusals.map(([i, e]) => [i, kind(e)]),
+          ts.refusals.map(([i, e]) => [i, kind(e)]),
+        );
+        assert.deepEqual(all.tokens, ts.tokens);
+      },
+    );
+  }
 
   test(
     "bad tokens are refused by the Python owner with the CommitError the corpus expects, changing nothing",
