@@ -12,14 +12,15 @@ import { type WriterOptions, ZarrStreamWriter } from "@zarr-stream/writer";
 import { fromHex } from "./bytes.js";
 import { indexedTimes, roleOf, streamSchemaOf } from "./corpus.js";
 import { dumpStore } from "./dump.js";
-import { ConformanceFailure } from "./errors.js";
+import { ConformanceFailure, NotRunnable } from "./errors.js";
 import { generated, recordArraysFor } from "./generate.js";
-import type { ExternalContributor } from "./python-contributor.js";
+import type { ExternalContributor, ExternalOwner } from "./python-writers.js";
 
 interface Handle {
-  /** Ours, or (external) a contributor of another binding. */
+  /** Ours, or (external) a contributor of another binding, or (owner) an owner of another binding. */
   writer?: ZarrStreamWriter;
   external?: ExternalContributor;
+  owner?: ExternalOwner;
   /** The region as the op named it: its keys are the writer's region dims. */
   region: Region;
   role: Role;
@@ -29,8 +30,8 @@ interface CaseState {
   store: Store;
   handles: Map<string, Handle>;
   tokens: Map<string, CommitToken>;
-  /** Every external contributor started, ended when the case ends. */
-  externals: ExternalContributor[];
+  /** Every external writer started, ended when the case ends. */
+  externals: { dispose(): Promise<void> }[];
 }
 
 export interface RunCaseOptions {
@@ -38,11 +39,18 @@ export interface RunCaseOptions {
   writer?: WriterOptions;
   /**
    * Handles whose join starts a contributor of another binding (e.g. Python) on the store's directory
-   * instead of ours; their write_record, flush, close and drop go to it, and their tokens to our owner.
+   * instead of ours; every op of theirs goes to it, and their tokens to the owner.
    */
   external?: { handles: string[]; start: (storeRoot: string) => ExternalContributor };
+  /**
+   * Handles whose create starts an owner of another binding (e.g. Python) on the store's directory; every
+   * op of theirs goes to it, with the tokens named in commit and close (ours among them, as JSON).
+   */
+  externalOwner?: { handles: string[]; start: (storeRoot: string) => ExternalOwner };
   /** Called with every token a flush returns (e.g. to validate the wire documents elsewhere). */
   onToken?: (token: CommitToken, writer: string) => void;
+  /** Called with the error of every op refused as its expect_error required (to compare refusals). */
+  onRefusal?: (error: Error, opIndex: number) => void;
 }
 
 /** The committed state as a reader sees it, for checking that a refused op changed nothing. */
@@ -65,14 +73,49 @@ function handleOf(state: CaseState, op: CorpusOp): Handle {
   const h = state.handles.get(op.writer);
   if (!h) throw new SchemaError(`op ${op.op}: no open writer named ${JSON.stringify(op.writer)}`, "/writer");
   if (h.external && !EXTERNAL_OPS.has(op.op))
-    throw new SchemaError(
+    throw new NotRunnable(
       `op ${op.op} of ${op.writer}: not supported by the ${h.external.binding} contributor`,
     );
   return h;
 }
 
-/** Ops a contributor of another binding takes in this driver (seed §10 needs no more of a contributor). */
-const EXTERNAL_OPS = new Set(["join", "write_record", "flush", "close", "drop"]);
+/** Ops an open contributor handle of another binding takes: every op of a contributor in the corpus. */
+const EXTERNAL_OPS = new Set([
+  "write_record",
+  "write_record_at",
+  "write_static",
+  "write_blob",
+  "flush",
+  "close",
+  "drop",
+]);
+
+/** The store directory an external writer opens. */
+function storeRootOf(state: CaseState): string {
+  if (!(state.store instanceof FsStore))
+    throw new NotRunnable("an external writer needs a filesystem store (FsStore)");
+  return state.store.root;
+}
+
+async function createExternalOwner(
+  c: ConformanceCase,
+  state: CaseState,
+  op: CorpusOp & { op: "create" | "join" | "resume" },
+  role: Role,
+  region: Region,
+  start: (storeRoot: string) => ExternalOwner,
+): Promise<void> {
+  // Resume, close-and-reopen and the Single role (a v1 store) are not part of an external owner here, nor
+  // the paged manifest form (zarr-stream's extension): a case needing them is not run with one.
+  if (op.op !== "create" || role.kind !== "owner")
+    throw new NotRunnable(`op ${op.op} of ${op.writer}: an external owner only creates, as owner{n}`);
+  if (op.manifest_pages === true)
+    throw new NotRunnable(`op create of ${op.writer}: an external owner writes the seed's manifest form`);
+  const owner = start(storeRootOf(state));
+  state.externals.push(owner);
+  await owner.create(c.schema, role.nWriters, region);
+  state.handles.set(op.writer, { owner, region, role });
+}
 
 async function joinExternal(
   c: ConformanceCase,
@@ -85,20 +128,18 @@ async function joinExternal(
   // A contributor's resume is its join (seed §5.4 and §7: it reads the manifest and reloads the open time
   // shard either way); an external writer takes no lease, so a new process joining is its resume.
   if (op.op === "create" || role.kind !== "contributor")
-    throw new SchemaError(
+    throw new NotRunnable(
       `op ${op.op} of ${op.writer}: an external writer only joins (or resumes) as a contributor`,
     );
-  if (!(state.store instanceof FsStore))
-    throw new SchemaError("an external contributor needs a filesystem store (FsStore)");
-  const external = start(state.store.root);
+  const external = start(storeRootOf(state));
   state.externals.push(external);
-  const seeds = Object.fromEntries(c.schema.vars.map((v) => [v.name, v.seed]));
+  const seeds = Object.fromEntries([...c.schema.vars, ...c.schema.statics].map((v) => [v.name, v.seed]));
   await external.join(role.id, region, seeds);
   state.handles.set(op.writer, { external, region, role });
 }
 
 function ours(h: Handle): ZarrStreamWriter {
-  if (!h.writer) throw new SchemaError(`not supported by the ${h.external?.binding} contributor`);
+  if (!h.writer) throw new NotRunnable(`not supported by the ${(h.external ?? h.owner)?.binding} writer`);
   return h.writer;
 }
 
@@ -131,6 +172,10 @@ async function execute(
         await joinExternal(c, state, op, role, region, opts.external.start);
         return;
       }
+      if (opts.externalOwner?.handles.includes(op.writer)) {
+        await createExternalOwner(c, state, op, role, region, opts.externalOwner.start);
+        return;
+      }
       const writer =
         op.op === "create"
           ? await ZarrStreamWriter.create(
@@ -156,8 +201,9 @@ async function execute(
     }
     case "write_record": {
       const h = handleOf(state, op);
-      if (h.external) {
-        await h.external.writeRecord(op.t, op.r, op.vars);
+      const external = h.external ?? h.owner;
+      if (external) {
+        await external.writeRecord(op.t, op.r, op.vars);
         return;
       }
       await ours(h).writeRecord(
@@ -169,6 +215,11 @@ async function execute(
     case "write_record_at": {
       const h = handleOf(state, op);
       const t = op.t ?? indexedTimes(schema)?.[op.index] ?? Number.NaN;
+      const external = h.external ?? h.owner;
+      if (external) {
+        await external.writeRecordAt(op.index, t, op.r, op.vars);
+        return;
+      }
       await ours(h).writeRecordAt(
         op.index,
         t,
@@ -180,38 +231,51 @@ async function execute(
       const h = handleOf(state, op);
       const s = schema.statics.find((x) => x.name === op.name);
       if (!s) throw new SchemaError(`write_static: unknown static ${JSON.stringify(op.name)}`, "/name");
+      const external = h.external ?? h.owner;
+      if (external) {
+        await external.writeStatic(op.name);
+        return;
+      }
       await ours(h).writeStatic(op.name, generated(schema, s, 0, h.region));
       return;
     }
-    case "write_blob":
-      await ours(handleOf(state, op)).writeBlob(op.scope, op.key, fromHex(op.hex));
+    case "write_blob": {
+      const h = handleOf(state, op);
+      await (h.external ?? h.owner ?? ours(h)).writeBlob(op.scope, op.key, fromHex(op.hex));
       return;
+    }
     case "flush": {
       const h = handleOf(state, op);
-      const token = h.external ? await h.external.flush() : await ours(h).flush();
+      const token = await (h.external ?? h.owner ?? ours(h)).flush();
       opts.onToken?.(token, op.writer);
       if (op.token !== undefined) state.tokens.set(op.token, token);
       return;
     }
-    case "commit":
-      await ours(handleOf(state, op)).commit(tokensOf(state, op.tokens));
+    case "commit": {
+      const h = handleOf(state, op);
+      await (h.owner ?? ours(h)).commit(tokensOf(state, op.tokens));
       return;
-    case "invalidate":
-      await ours(handleOf(state, op)).invalidate(op.indices);
+    }
+    case "invalidate": {
+      const h = handleOf(state, op);
+      await (h.owner ?? ours(h)).invalidate(op.indices);
       return;
-    case "invalidate_statics":
-      await ours(handleOf(state, op)).invalidateStatics(op.names);
+    }
+    case "invalidate_statics": {
+      const h = handleOf(state, op);
+      await (h.owner ?? ours(h)).invalidateStatics(op.names);
       return;
+    }
     case "close": {
       const h = handleOf(state, op);
       if (h.external) await h.external.close();
-      else await ours(h).close(tokensOf(state, op.tokens ?? []));
+      else await (h.owner ?? ours(h)).close(tokensOf(state, op.tokens ?? []));
       return;
     }
     case "drop": {
       // A crash: the handle is forgotten without close, its unflushed buffers lost.
       const h = handleOf(state, op);
-      await h.external?.dispose();
+      await (h.external ?? h.owner)?.dispose();
       state.handles.delete(op.writer);
       return;
     }
@@ -264,6 +328,7 @@ async function runOps(c: ConformanceCase, state: CaseState, opts: RunCaseOptions
         i,
       );
     }
+    opts.onRefusal?.(error as Error, i);
     const after = opens ? await storeBytes(store) : await committedState(store);
     if (after !== before) {
       throw new ConformanceFailure(

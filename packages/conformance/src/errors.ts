@@ -11,3 +11,12 @@ export class ConformanceFailure extends ZarrStreamError {
     super(message);
   }
 }
+
+/**
+ * A case asks a writer of another binding for what this driver does not hand it (e.g. an external owner's
+ * resume). Not a contract error, so it never satisfies an op's expect_error: such a case cannot pass by
+ * its writer lacking the op.
+ */
+export class NotRunnable extends Error {
+  override name = "NotRunnable";
+}

@@ -3,11 +3,10 @@ export { type CliIO, CONFORMANCE_USAGE, processIO, runConformanceCli } from "./c
 export { BUNDLED_CORPUS, findCase, loadCorpus, parseCorpus, roleOf, streamSchemaOf } from "./corpus.js";
 export { type RunCaseOptions, runCase } from "./driver.js";
 export { dumpStore } from "./dump.js";
-export { ConformanceFailure } from "./errors.js";
+export { ConformanceFailure, NotRunnable } from "./errors.js";
 export { recordArraysFor } from "./generate.js";
 export { exportKit, KIT_FILES, kitSource } from "./kit.js";
 export { oracleDump } from "./oracle.js";
-export { type ExternalContributor, PythonContributor } from "./python-contributor.js";
 export {
   PYTHON_READERS,
   type PythonReader,
@@ -15,4 +14,10 @@ export {
   runPythonCheck,
   runPythonReader,
 } from "./python-readers.js";
+export {
+  type ExternalContributor,
+  type ExternalOwner,
+  PythonContributor,
+  PythonOwner,
+} from "./python-writers.js";
 export { dumpWithZarrita } from "./zarrita-dump.js";

@@ -20,7 +20,13 @@ class NotCommitted(ZarrStreamError):
 
 
 class CommitError(ZarrStreamError):
-    """A commit's tokens do not verify (seed §5.3)."""
+    """A commit's tokens do not verify (seed §5.3). ``reason`` is the TypeScript CommitError's reason
+    ("writers", "fingerprint", "region-dims", "alignment", "overlap", "gap", "records", "statics"), so a
+    refusal reads the same whichever language's owner made it."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class RegionNotShardAligned(ZarrStreamError):

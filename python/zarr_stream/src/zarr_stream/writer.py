@@ -1,10 +1,11 @@
-"""The contributor role of seed 000 §5 over zarr-python, on a local store: join a store an owner (in any
+"""The contributor and owner roles of seed 000 §5 over zarr-python, on a local store: join a store an owner (in any
 language) created, write records (append or indexed), partitioned statics and blobs of its region, and
 flush to a CommitToken — the seed's JSON, handed to the owner however the caller moves it.
 
 zarr-python encodes every shard (into an in-memory store, with an in-memory shape that covers the shard,
-seed §5.4); this module places each encoded object atomically (stage and rename) and never writes
-zarr.json or the manifest. The owner role is not here yet (python-package.md, "Not done").
+seed §5.4); this module places each encoded object atomically (stage and rename). A contributor never
+writes zarr.json or the manifest; the owner (``Owner``: create, commit, invalidate, invalidate_statics,
+close) writes both, the manifest last. What the owner lacks is listed in python-package.md, "Not done".
 """
 
 from __future__ import annotations
@@ -91,6 +92,8 @@ class Contributor:
         self.indexed = m["time_mode"] == "indexed"
         self.st: int = m["shard_shape"][self.time_dim]
         self.committed = committed_mask(m)
+        # Statics committed in this writer's view: the manifest's at join, plus those it has tokened.
+        self.statics_done: set[str] = set(m["statics_committed"])
         self.times = [e["t"] for e in m["records"]["entries"]] if self.indexed else []
         self.n = m["n_records"]  # append: the next index
         self.last_t: float | None = m.get("last_t")
@@ -125,13 +128,13 @@ class Contributor:
 
     def _check_region(self) -> None:
         for d, (start, stop) in self.region.items():
-            if d not in self.lengths or d == self.time_dim:
-                raise RegionNotShardAligned(f"region dim {d!r} is not a non-time dim")
+            if d not in self.lengths or d == self.time_dim:  # a bad argument, as the TypeScript writer says
+                raise SchemaError(f"region dim {d!r} is not a non-time dim of the schema")
             n, sh = self.lengths[d], self.m["shard_shape"][d]
             if not (0 <= start < stop <= n) or start % sh != 0 or (stop % sh != 0 and stop != n):
                 raise RegionNotShardAligned(f"region {d} [{start}, {stop}) is not aligned to shard {sh} (length {n})")
         if self.m["region_dims"] and sorted(self.region) != sorted(self.m["region_dims"]):
-            raise RegionNotShardAligned(f"region dims {sorted(self.region)} differ from the store's {self.m['region_dims']}")
+            raise ProtocolError(f"region dims {sorted(self.region)} differ from the store's {self.m['region_dims']}")
 
     def _reload(self, shard: int) -> None:
         """Seed §5.4 / §6.2: the committed records of a time shard this writer holds no buffer of."""
@@ -177,7 +180,7 @@ class Contributor:
             if not self._supplies(v):
                 continue
             if v["name"] not in arrays:
-                raise ProtocolError(f"a contributor supplies every partitioned variable; {v['name']} is missing")
+                raise SchemaError(f"the record arrays lack {v['name']}: a writer supplies every variable it writes (seed §4)")
             shape = tuple(self._box(d)[1] - self._box(d)[0] for d in v["dims"] if d != self.time_dim)
             a = np.asarray(arrays[v["name"]])
             if a.dtype != np.dtype(v["dtype"]) or a.size != math.prod(shape):
@@ -205,7 +208,8 @@ class Contributor:
         if self.indexed:
             raise ProtocolError("write_record is an error in indexed mode: use write_record_at")
         if self.last_t is not None and not t > self.last_t:
-            raise ProtocolError(f"t {t} is not after the last t {self.last_t} (append order is time order)")
+            # A bad argument, as the TypeScript writer names it (SchemaError), so a refusal reads the same.
+            raise SchemaError(f"t {t} is not after the last t {self.last_t} (append order is time order)")
         rows = self._check_arrays(arrays)
         index = self.n
         self._put_row(index, t, rows)
@@ -238,8 +242,11 @@ class Contributor:
             raise SchemaError(f"no static named {name!r}")
         if not self._supplies(s):
             raise ProtocolError(f"static {name} is replicated: only the owner supplies it")
-        if name in self.m["statics_committed"]:
-            raise ProtocolError(f"static {name} is committed: the owner must invalidate it first")
+        if name in self.statics_done:
+            # The view may be stale: the owner may have invalidated it since (as for records, §6.2).
+            self.statics_done = set(read_manifest_from(LocalStore(self.root))["statics_committed"])
+            if name in self.statics_done:
+                raise ProtocolError(f"static {name} is committed: the owner must invalidate it first")
         shape = tuple(self._box(d)[1] - self._box(d)[0] for d in s["dims"])
         a = np.asarray(array)
         if a.dtype != np.dtype(s["dtype"]) or a.size != math.prod(shape):
@@ -307,6 +314,7 @@ class Contributor:
         for r in self.records:
             if self.indexed:
                 self.committed[r["index"]] = True  # in this writer's view: tokened (seed §6.2)
+        self.statics_done |= set(self.statics)
         token = {
             "schema": TOKEN_SCHEMA,
             "writer": self.writer,
@@ -386,6 +394,7 @@ class Owner(Contributor):
     def __init__(self, root: Path, m: Manifest, region: Mapping[str, Sequence[int]]) -> None:
         super().__init__(root, m, 0, region)
         self.all_t: list[float] = []  # append: t of every committed record
+        self._close_token: dict[str, Any] | None = None
 
     @classmethod
     def create(cls, store: str | os.PathLike[str], schema: Mapping[str, Any], n_writers: int, region: Mapping[str, Sequence[int]] | None = None) -> Owner:
@@ -403,8 +412,6 @@ class Owner(Contributor):
         def layout(name: str, vdims: list[str], dtype: str, attrs: Mapping[str, Any]) -> dict[str, Any]:
             return _array_doc([lengths[d] for d in vdims], dtype, [shard[d] for d in vdims], [chunk[d] for d in vdims], profile, vdims, attrs)
 
-        root.mkdir(parents=True, exist_ok=True)
-        _put_atomic(root, "zarr.json", json.dumps({"zarr_format": 3, "node_type": "group", "attributes": dict(schema.get("attrs", {}))}, indent=2).encode())
         docs = {time_dim: layout(time_dim, [time_dim], "float64", coords.get(time_dim, {}).get("attrs", {}))}
         for d in lengths:
             if d != time_dim and "values" in coords.get(d, {}):
@@ -412,8 +419,6 @@ class Owner(Contributor):
         specs = [*schema["vars"], *schema["statics"]]
         for v in specs:
             docs[v["name"]] = layout(v["name"], list(v["dims"]), v["dtype"], v.get("attrs", {}))
-        for name, doc in docs.items():
-            _put_atomic(root, f"{name}/zarr.json", json.dumps(doc, indent=2).encode())
         codec = PROFILES[profile][0]
         region_dims = sorted((region or {}).keys())
         strip = lambda v: {k: v[k] for k in ("name", "dims", "dtype", "attrs") if k in v}  # noqa: E731
@@ -445,8 +450,14 @@ class Owner(Contributor):
         if mode == "indexed":
             m["records"] = {"entries": [{"committed": False, "t": t, "generation": 0} for t in times]}
         m["fingerprint"] = fingerprint(m)
+        if not isinstance(n_writers, int) or isinstance(n_writers, bool) or n_writers < 1:
+            raise SchemaError(f"n_writers {n_writers!r} must be a positive integer")
         o = cls(root, m, region or {})
-        o._check_region()
+        o._check_region()  # seed §4: a misaligned region is refused before any byte is written
+        root.mkdir(parents=True, exist_ok=True)
+        _put_atomic(root, "zarr.json", json.dumps({"zarr_format": 3, "node_type": "group", "attributes": dict(schema.get("attrs", {}))}, indent=2).encode())
+        for name, doc in docs.items():
+            _put_atomic(root, f"{name}/zarr.json", json.dumps(doc, indent=2).encode())
         for d, doc in docs.items():  # non-time coordinates, and the indexed time axis, at create
             if d != time_dim:
                 if d in lengths:
@@ -475,62 +486,63 @@ class Owner(Contributor):
 
     def commit(self, tokens: Sequence[Mapping[str, Any]]) -> Manifest:
         """Seed §5.3: verifies every token (one per writer, the owner's included), then commits."""
+        self._open()
         m = self.m
         n = m["n_writers"]
         by: dict[int, Mapping[str, Any]] = {}
         for tok in tokens:
             if not isinstance(tok, Mapping) or tok.get("schema") != TOKEN_SCHEMA or not isinstance(tok.get("writer"), int):
-                raise CommitError(f"not a {TOKEN_SCHEMA} token: {tok!r:.200}")
+                raise CommitError(f"not a {TOKEN_SCHEMA} token: {tok!r:.200}", "writers")
             if tok["writer"] in by:
-                raise CommitError(f"two tokens of writer {tok['writer']}")
+                raise CommitError(f"two tokens of writer {tok['writer']}", "writers")
             by[tok["writer"]] = tok
         if sorted(by) != list(range(n)):
-            raise CommitError(f"expected one token per writer 0..{n - 1}, got writers {sorted(by)}")
+            raise CommitError(f"expected one token per writer 0..{n - 1}, got writers {sorted(by)}", "writers")
         for w, tok in by.items():
             if tok.get("fingerprint") != m["fingerprint"]:
-                raise CommitError(f"writer {w}'s fingerprint {tok.get('fingerprint')} is not the store's")
+                raise CommitError(f"writer {w}'s fingerprint {tok.get('fingerprint')} is not the store's", "fingerprint")
         regions = {w: {d: tuple(r) for d, r in tok["region"].items()} for w, tok in by.items()}
         dims0 = sorted(regions[0])
         for w, reg in regions.items():
             if sorted(reg) != dims0 or (m["region_dims"] and dims0 != m["region_dims"]):
-                raise CommitError(f"writer {w} names region dims {sorted(reg)}, writer 0 {dims0}")
+                raise CommitError(f"writer {w} names region dims {sorted(reg)}, writer 0 {dims0}", "region-dims")
             for d, (a, b) in reg.items():
                 sh, ln = m["shard_shape"][d], self.lengths[d]
                 if not (0 <= a < b <= ln) or a % sh or (b % sh and b != ln):
-                    raise CommitError(f"writer {w}'s region {d} [{a}, {b}) is not shard-aligned")
+                    raise CommitError(f"writer {w}'s region {d} [{a}, {b}) is not shard-aligned", "alignment")
         ws = sorted(regions)
         for i, a in enumerate(ws):
             for b in ws[i + 1 :]:
                 if dims0 and all(max(regions[a][d][0], regions[b][d][0]) < min(regions[a][d][1], regions[b][d][1]) for d in dims0):
-                    raise CommitError(f"overlap between writers {a} and {b}")
+                    raise CommitError(f"overlap between writers {a} and {b}", "overlap")
         volume = sum(math.prod(r[d][1] - r[d][0] for d in dims0) for r in regions.values())
         if dims0 and volume != math.prod(self.lengths[d] for d in dims0):
-            raise CommitError(f"gap: the regions cover {volume} of {math.prod(self.lengths[d] for d in dims0)} cells")
+            raise CommitError(f"gap: the regions cover {volume} of {math.prod(self.lengths[d] for d in dims0)} cells", "gap")
         recs0 = [(r["index"], r["t"]) for r in by[0]["records"]]
         for w, tok in by.items():
             recs = [(r["index"], r["t"]) for r in tok["records"]]
             if len(recs) != len(recs0) or any(i != j or not _same_float(s, t) for (i, s), (j, t) in zip(recs, recs0, strict=False)):
-                raise CommitError(f"writer {w}'s records differ from writer 0's (divergent writer {w})")
+                raise CommitError(f"writer {w}'s records differ from writer 0's (divergent writer {w})", "records")
         indices = [i for i, _ in recs0]
         if self.indexed:
             for i, t in recs0:
                 if not (0 <= i < len(self.times)) or not _same_float(t, self.times[i]):
-                    raise CommitError(f"record {i}: t {t} is not times[{i}]")
+                    raise CommitError(f"record {i}: t {t} is not times[{i}]", "records")
                 if m["records"]["entries"][i]["committed"]:
-                    raise CommitError(f"record {i} is already committed")
+                    raise CommitError(f"record {i} is already committed", "records")
         elif indices != list(range(m["n_records"], m["n_records"] + len(indices))):
-            raise CommitError(f"records {indices} are not the continuation of the {m['n_records']} committed")
+            raise CommitError(f"records {indices} are not the continuation of the {m['n_records']} committed", "records")
         statics = {s["name"]: s for s in m["statics"]}
         named = {name for tok in by.values() for name in tok["statics"]}
         for name in named:
             s = statics.get(name)
             if s is None or name in m["statics_committed"]:
-                raise CommitError(f"static {name} is unknown or already committed")
+                raise CommitError(f"static {name} is unknown or already committed", "statics")
             holders = [w for w, tok in by.items() if name in tok["statics"]]
             if self._partitioned(s) and holders != ws:
-                raise CommitError(f"partitioned static {name} is missing from writers {sorted(set(ws) - set(holders))}")
+                raise CommitError(f"partitioned static {name} is missing from writers {sorted(set(ws) - set(holders))}", "statics")
             if not self._partitioned(s) and holders != [0]:
-                raise CommitError(f"replicated static {name} is supplied by writers {holders}, not the owner alone")
+                raise CommitError(f"replicated static {name} is supplied by writers {holders}, not the owner alone", "statics")
         # Verified: shapes (append), then the manifest, last.
         if indices and not self.indexed:
             count = indices[-1] + 1
@@ -566,6 +578,7 @@ class Owner(Contributor):
 
     def invalidate(self, indices: Sequence[int]) -> Manifest:
         """Seed §6.2 (indexed): marks records uncommitted (and their record blobs), bumps commit_seq."""
+        self._open()
         m = self.m
         if not self.indexed:
             raise ProtocolError("invalidate is for indexed stores")
@@ -583,6 +596,33 @@ class Owner(Contributor):
         m["commit_seq"] += 1
         self.committed = committed_mask(m)
         self._write_manifest()
+        return m
+
+
+    def invalidate_statics(self, names: Sequence[str]) -> Manifest:
+        """Seed §6.2 for statics: uncommits them (so they may be written again), bumps commit_seq."""
+        self._open()
+        m = self.m
+        if isinstance(names, str) or not all(isinstance(n, str) for n in names):
+            raise SchemaError(f"invalidate_statics takes a list of static names, got {names!r}")
+        known = {s["name"] for s in m["statics"]}
+        for n in names:
+            if n not in known:
+                raise SchemaError(f"invalidate_statics: unknown static {n!r}")
+        m["statics_committed"] = [s for s in m["statics_committed"] if s not in names]
+        m["commit_seq"] += 1
+        self._write_manifest()
+        return m
+
+    def close(self, tokens: Sequence[Mapping[str, Any]] = ()) -> Manifest:  # type: ignore[override]
+        """Seed §5.1 owner close: flushes its own writes and commits that token with the others'. A refused
+        commit keeps the owner open and its close token, so close can be retried with corrected tokens."""
+        self._open()
+        if self._close_token is None:
+            self._close_token = self.flush()
+        m = self.commit([self._close_token, *tokens])
+        self._close_token = None
+        self.closed = True
         return m
 
 
