@@ -1,6 +1,5 @@
 import {
   isOutputManifestV2,
-  isPagedManifest,
   type OutputManifest,
   type OutputManifestV2,
   ProtocolError,
