@@ -269,7 +269,6 @@ void zs_unshuffle_run(size_t ts, size_t stride, size_t count, const uint8_t *src
   unshuffle_tail(ts, count, stride, count / 16 * 16, src, dst);
 }
 
-
 /* Streaming stores skip reading the destination's lines into the cache before overwriting them: half the
  * memory traffic when dst is not in cache and is not read again soon (a fresh result, a large target). */
 void zs_unshuffle_stream(size_t ts, size_t n, const uint8_t *src, uint8_t *dst) {
