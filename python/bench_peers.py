@@ -2,7 +2,8 @@
 
 Usage: bench_peers.py <contender> <workload.json> <store-dir>
   contender: zarr-python | zarr-python-zarrs | tensorstore | limit, which write the store afresh, or
-  tensorstore-record-reads, which reads one record of the store there (bench/record-reads.mjs)
+  tensorstore-record-reads, which reads one record of the store there (bench/record-reads.mjs), or
+  tensorstore-read-all | zarr-python-zarrs-read-all [passes], which read all of it (bench/read-all-turns.mjs)
 Prints one JSON object on stdout. Every contender runs in its own process so ru_maxrss is its own.
 
 The record values come from the same formulas as packages/writer/bench/workload.mjs (smooth fields from
@@ -144,16 +145,21 @@ def run_zarr(wl, path, zarrs):
         rec = wl["read_record"]
         return [g[v["name"]][rec, sl[0], sl[1]] for v in wl["vars"]]
 
-    def read_all():
-        g = zarr.open_group(zarr.storage.LocalStore(path), mode="r")
-        total = 0
-        for v in wl["vars"]:
-            a = g[v["name"]]
-            for r0 in range(0, n, st):
-                total += a[r0 : min(n, r0 + st)].nbytes
-        return total
+    return finish(wl, write_s, write_cpu, base_rss, write_peak, read_record, lambda: zarr_read_all(wl, path), pool)
 
-    return finish(wl, write_s, write_cpu, base_rss, write_peak, read_record, read_all, pool)
+
+def zarr_read_all(wl, path):
+    """Every variable a time shard at a time (the read-all pass); the codec pipeline is set by the caller."""
+    import zarr
+
+    n, st = wl["records"], wl["shard"][0]
+    g = zarr.open_group(zarr.storage.LocalStore(path), mode="r")
+    total = 0
+    for v in wl["vars"]:
+        a = g[v["name"]]
+        for r0 in range(0, n, st):
+            total += a[r0 : min(n, r0 + st)].nbytes
+    return total
 
 
 # ---------------------------------------------------------------------------------------------- tensorstore
@@ -246,14 +252,20 @@ def run_tensorstore(wl, path):
         rec = wl["read_record"]
         return [a[rec, sl[0], sl[1]].read().result() for a in open_all()]
 
-    def read_all():
-        total = 0
-        for a in open_all():
-            for r0 in range(0, n, st):
-                total += a[r0 : min(n, r0 + st)].read().result().nbytes
-        return total
+    return finish(wl, write_s, write_cpu, base_rss, write_peak, read_record, lambda: ts_read_all(wl, path), pool)
 
-    return finish(wl, write_s, write_cpu, base_rss, write_peak, read_record, read_all, pool)
+
+def ts_read_all(wl, path):
+    """Every variable a time shard at a time (the read-all pass), the arrays opened from zarr.json."""
+    import tensorstore as ts
+
+    n, st = wl["records"], wl["shard"][0]
+    total = 0
+    for v in wl["vars"]:
+        a = ts.open(ts_spec(wl, v, path, False), open=True).result()
+        for r0 in range(0, n, st):
+            total += a[r0 : min(n, r0 + st)].read().result().nbytes
+    return total
 
 
 # ---------------------------------------------------------------------------------------------- common
@@ -387,12 +399,35 @@ def tensorstore_record_reads(wl, path):
     return {"cold_ms": statistics.median(colds) if colds else None, "warm_ms": warm}
 
 
+def read_all_passes(contender, wl, path, passes):
+    """The read-all pass over a store that exists (any writer's), `passes` times: the best MB/s, and the CPU
+    seconds (user + system, every thread) of each pass (bench/read-all-turns.mjs)."""
+    read_all = ts_read_all
+    if contender == "zarr-python-zarrs-read-all":
+        import zarr
+
+        zarr.config.set({"codec_pipeline.path": "zarrs.ZarrsCodecPipeline"})
+        read_all = zarr_read_all
+    nbytes = total_bytes(wl)
+    best, cpus = 0.0, []
+    for _ in range(passes):
+        c0, t0 = cpu_s(), time.perf_counter()
+        if read_all(wl, path) != nbytes:
+            raise SystemExit(f"read_all did not return {nbytes} bytes")
+        best = max(best, nbytes / MB / (time.perf_counter() - t0))
+        cpus.append(cpu_s() - c0)
+    return {"read_all_MBps": best, "cpu_s": cpus}
+
+
 def main():
     contender, wl_file, path = sys.argv[1], sys.argv[2], sys.argv[3]
     with open(wl_file) as f:
         wl = json.load(f)
     if contender == "tensorstore-record-reads":
         print(json.dumps(tensorstore_record_reads(wl, path)))
+        return
+    if contender in ("tensorstore-read-all", "zarr-python-zarrs-read-all"):
+        print(json.dumps(read_all_passes(contender, wl, path, int(sys.argv[4]) if len(sys.argv) > 4 else 3)))
         return
     shutil.rmtree(path, ignore_errors=True)
     if contender == "limit":

@@ -2,10 +2,12 @@
  * codec-ops.c, then settled and freed on the JS thread. Every Node-API status is checked: a failure
  * before the promise exists throws; after that it rejects the promise, so none is left pending, and
  * every path frees the job, its references and its buffers. */
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "codec-job.h"
 
@@ -147,9 +149,13 @@ static void settle(napi_env env, job_t *L) {
   }
 }
 
+/* Unpack jobs (parts included) queued and not yet completed, over every JS thread using the addon. */
+static atomic_size_t unpacks_in_flight;
+
 static void complete(napi_env env, napi_status status, void *data) {
   job_t *j = data;
   j->status = status;
+  if (j->op == OP_UNPACK) atomic_fetch_sub(&unpacks_in_flight, 1);
   job_t *L = j->leader ? j->leader : j;
   if (L->nparts > 1 && --L->pending > 0) return;
   settle(env, L);
@@ -171,13 +177,29 @@ static size_t pool_threads(void) {
   return n;
 }
 
-/* Splits an unpack job's frames into one part per pool thread (at most one per frame), so one shard's
- * decode uses every core even when it is the only call in flight. Leaves L whole when the parts cannot be
- * made. */
+/* The cores this process may run on (sysconf's online count, at least 1). */
+static size_t cores(void) {
+  static size_t n;
+  if (!n) {
+    long k = sysconf(_SC_NPROCESSORS_ONLN);
+    n = k < 1 ? 1 : (size_t)k;
+  }
+  return n;
+}
+
+/* Splits an unpack job's frames into parts for the cores that no unpack job in flight occupies (at most
+ * one part per frame and per pool thread), so one shard's decode uses every core when it is the only call
+ * in flight, while a reader with several shards in flight gets one job per shard: every part costs a
+ * thread wake-up and a completion on the JS thread, which with parts on busy cores only added context
+ * switches (packages/spec/docs/codecs.md, "Reading a checkpoint store"). Leaves L whole when the parts
+ * cannot be made. */
 static void split_frames(napi_env env, job_t *L, napi_value name) {
   L->begin = 0;
   L->end = L->n;
-  size_t k = pool_threads() < L->n ? pool_threads() : L->n;
+  size_t k = pool_threads() < cores() ? pool_threads() : cores();
+  const size_t busy = atomic_load(&unpacks_in_flight);
+  k = busy < k ? k - busy : 1;
+  if (k > L->n) k = L->n;
   if (k < 2 || !(L->parts = calloc(k, sizeof(job_t *)))) return;
   L->parts[0] = L;
   L->nparts = 1;
@@ -243,7 +265,9 @@ napi_value zs_queue_job(napi_env env, job_t *j, napi_value in, napi_value out, n
   }
   if (j->op == OP_UNPACK) split_frames(env, j, name);
   if (j->nparts < 2) {
-    if (napi_queue_async_work(env, j->work) != napi_ok) {
+    if (napi_queue_async_work(env, j->work) == napi_ok) {
+      if (j->op == OP_UNPACK) atomic_fetch_add(&unpacks_in_flight, 1);
+    } else {
       reject_internal(env, j->deferred, "could not queue the codec job on the libuv pool");
       zs_free_job(env, j);
     }
@@ -251,8 +275,12 @@ napi_value zs_queue_job(napi_env env, job_t *j, napi_value in, napi_value out, n
   }
   /* Parts that could not be queued count as failed; the call settles once the queued ones complete. */
   for (size_t q = 0; q < j->nparts; q++) {
-    if (napi_queue_async_work(env, j->parts[q]->work) == napi_ok) j->pending++;
-    else j->parts[q]->status = napi_generic_failure;
+    if (napi_queue_async_work(env, j->parts[q]->work) == napi_ok) {
+      j->pending++;
+      atomic_fetch_add(&unpacks_in_flight, 1);
+    } else {
+      j->parts[q]->status = napi_generic_failure;
+    }
   }
   if (j->pending == 0) {
     reject_internal(env, j->deferred, "could not queue the codec job on the libuv pool");

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <zstd.h>
 
+#include "box-copy.h"
 #include "shuffle.h"
 
 #define FLAG_SHUFFLE 0x01
@@ -45,13 +46,14 @@ void zb_ctx_free(zb_ctx *c) {
   memset(c, 0, sizeof(*c));
 }
 
-/* Two block-sized scratch buffers (filter output, then the bit shuffle's own scratch). */
+/* Three block-sized scratch buffers (filter input, the bit shuffle's own scratch, and a block's plain bytes
+ * when zb_decode_box cannot unshuffle straight into place). */
 static uint8_t *scratch(zb_ctx *c, size_t blocksize) {
-  if (c->tmpcap < 2 * blocksize) {
+  if (c->tmpcap < 3 * blocksize) {
     free(c->tmp);
     c->tmpcap = 0;
-    if (!(c->tmp = malloc(2 * blocksize))) return NULL;
-    c->tmpcap = 2 * blocksize;
+    if (!(c->tmp = malloc(3 * blocksize))) return NULL;
+    c->tmpcap = 3 * blocksize;
   }
   return c->tmp;
 }
@@ -162,8 +164,95 @@ static zb_status read_streams(zb_ctx *c, const uint8_t *src, size_t srclen, size
   return ZB_OK;
 }
 
+/* Calls run(arg, chunk byte offset, target pointer, bytes) for each row of the box (its last dim's run)
+ * that meets the chunk's bytes [lo, hi), clipped to them. Rows ascend in chunk offset. */
+static void box_rows(const zb_box *b, size_t lo, size_t hi,
+                     void (*run)(void *arg, size_t off, uint8_t *to, size_t len), void *arg) {
+  const int R = b->rank;
+  size_t sstr[MAX_RANK + 1];
+  sstr[R] = b->itemsize;
+  for (int d = R - 1; d >= 0; d--) sstr[d] = sstr[d + 1] * (d + 1 < R ? b->shape[d + 1] : 1);
+  for (int d = 0; d < R; d++)
+    if (b->count[d] == 0) return;
+  const size_t rowlen = (size_t)b->count[R - 1] * b->itemsize;
+  int32_t idx[MAX_RANK] = {0};
+  for (;;) {
+    size_t off = 0, to = 0;
+    for (int d = 0; d < R; d++) {
+      off += (size_t)(b->src0[d] + idx[d]) * sstr[d];
+      to += (size_t)(b->dst0[d] + idx[d]) * b->dstr[d];
+    }
+    if (off >= hi) return;
+    if (off + rowlen > lo) {
+      const size_t a = off > lo ? off : lo, z = off + rowlen < hi ? off + rowlen : hi;
+      run(arg, a, b->target + to + (a - off), z - a);
+    }
+    int d = R - 2;
+    for (; d >= 0; d--) {
+      if (++idx[d] < b->count[d]) break;
+      idx[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
+/* A block's bytes as they are (no filter, or already unfiltered), starting at chunk offset `at`. */
+struct plain_rows {
+  const uint8_t *bytes;
+  size_t at;
+};
+static void copy_run(void *arg, size_t off, uint8_t *to, size_t len) {
+  const struct plain_rows *p = arg;
+  memcpy(to, p->bytes + (off - p->at), len);
+}
+
+/* A byte-shuffled block of element size ts whose byte rows are `stride` bytes long, starting at `at`. */
+struct shuffled_rows {
+  const uint8_t *planes;
+  size_t at, stride, ts;
+};
+static void unshuffle_run(void *arg, size_t off, uint8_t *to, size_t len) {
+  const struct shuffled_rows *p = arg;
+  zs_unshuffle_run(p->ts, p->stride, len / p->ts, p->planes + (off - p->at) / p->ts, to);
+}
+
+static zb_status decode_frame(zb_ctx *c, const uint8_t *src, size_t srclen, uint8_t *dst, size_t expected,
+                              const zb_box *box, char *msg, size_t msglen);
+
+/* Block `tmp` (bsize bytes from chunk offset `at`, still filtered as the flags say) into the box. A byte
+ * shuffle of the box's own item size unshuffles each row's run straight into the target; other filters
+ * first unfilter the block into the third scratch buffer. */
+static void scatter_block(const zb_box *box, size_t at, size_t bsize, uint8_t *tmp, size_t blocksize, size_t ts,
+                          int unshuffle, int unbitshuffle) {
+  if (unshuffle && ts == box->itemsize && bsize % ts == 0) {
+    struct shuffled_rows p = {tmp, at, bsize / ts, ts};
+    box_rows(box, at, at + bsize, unshuffle_run, &p);
+    return;
+  }
+  const uint8_t *plain = tmp;
+  if (unshuffle || unbitshuffle) {
+    uint8_t *flat = tmp + 2 * blocksize;
+    if (unshuffle) zs_unshuffle(ts, bsize, tmp, flat);
+    else zs_bitunshuffle(ts, bsize, tmp, flat, tmp + blocksize);
+    plain = flat;
+  }
+  struct plain_rows p = {plain, at};
+  box_rows(box, at, at + bsize, copy_run, &p);
+}
+
 zb_status zb_decode(zb_ctx *c, const uint8_t *src, size_t srclen, uint8_t *dst, size_t expected, char *msg,
                     size_t msglen) {
+  return decode_frame(c, src, srclen, dst, expected, NULL, msg, msglen);
+}
+
+zb_status zb_decode_box(zb_ctx *c, const uint8_t *src, size_t srclen, size_t expected, const zb_box *box, char *msg,
+                        size_t msglen) {
+  return decode_frame(c, src, srclen, NULL, expected, box, msg, msglen);
+}
+
+/* With box NULL the frame decodes into dst; otherwise each block's rows go to the box (dst unused). */
+static zb_status decode_frame(zb_ctx *c, const uint8_t *src, size_t srclen, uint8_t *dst, size_t expected,
+                              const zb_box *box, char *msg, size_t msglen) {
   if (srclen < ZB_HEADER) CORRUPT("truncated Blosc frame: %zu bytes, the header alone is %d", srclen, ZB_HEADER);
   const unsigned version = src[0], flags = src[2];
   const size_t typesize = src[3], nbytes = rd32(src + 4), blocksize = rd32(src + 8), cbytes = rd32(src + 12);
@@ -177,7 +266,12 @@ zb_status zb_decode(zb_ctx *c, const uint8_t *src, size_t srclen, uint8_t *dst, 
   if (nbytes > MAX_BUFFERSIZE) CORRUPT("Blosc header says nbytes=%zu, above Blosc's limit", nbytes);
   if (flags & FLAG_MEMCPYED) {
     if (cbytes != nbytes + ZB_HEADER) CORRUPT("stored Blosc frame of %zu bytes cannot hold %zu bytes", cbytes, nbytes);
-    memcpy(dst, src + ZB_HEADER, nbytes);
+    if (box) {
+      struct plain_rows p = {src + ZB_HEADER, 0};
+      box_rows(box, 0, nbytes, copy_run, &p);
+    } else {
+      memcpy(dst, src + ZB_HEADER, nbytes);
+    }
     return ZB_OK;
   }
   if (blocksize == 0 || blocksize > nbytes) CORRUPT("Blosc blocksize %zu for %zu bytes", blocksize, nbytes);
@@ -204,7 +298,7 @@ zb_status zb_decode(zb_ctx *c, const uint8_t *src, size_t srclen, uint8_t *dst, 
                                    bsize / typesize >= MIN_BUFFERSIZE && !leftover
                                ? typesize
                                : 1;
-    uint8_t *out = unshuffle || unbitshuffle ? tmp : dst + j * blocksize;
+    uint8_t *out = unshuffle || unbitshuffle || box ? tmp : dst + j * blocksize;
     const size_t start = rd32(src + ZB_HEADER + 4 * j);
     if (start < body || start >= srclen) CORRUPT("Blosc block %zu starts at %zu, outside the frame", j, start);
     zb_status st = read_streams(c, src, srclen, start, out, bsize, nsplits, j, msg, msglen);
@@ -215,6 +309,10 @@ zb_status zb_decode(zb_ctx *c, const uint8_t *src, size_t srclen, uint8_t *dst, 
       st = read_streams(c, src, srclen, start, out, bsize, typesize, j, msg, msglen);
     if (st != ZB_OK) return st;
     if (msglen) msg[0] = 0; /* the first reading's complaint, when the second one succeeded */
+    if (box) {
+      scatter_block(box, j * blocksize, bsize, tmp, blocksize, typesize, unshuffle, unbitshuffle);
+      continue;
+    }
     if (unshuffle) (c->stream_out ? zs_unshuffle_stream : zs_unshuffle)(typesize, bsize, tmp, dst + j * blocksize);
     else if (unbitshuffle) zs_bitunshuffle(typesize, bsize, tmp, dst + j * blocksize, tmp + blocksize);
   }

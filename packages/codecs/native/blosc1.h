@@ -32,4 +32,24 @@ size_t zb_encode(zb_ctx *c, const uint8_t *src, size_t n, uint8_t *dst, int clev
  * writes outside dst. On failure msg (msglen bytes) says why. */
 zb_status zb_decode(zb_ctx *c, const uint8_t *src, size_t srclen, uint8_t *dst, size_t expected, char *msg,
                     size_t msglen);
+
+/* A box of a decoded chunk (row-major, `shape` elements of `itemsize` bytes along `rank` >= 1 dims) and
+ * where it goes: count[d] elements from src0[d] of the chunk to dst0[d] of a row-major target whose byte
+ * strides are dstr (rank + 1 numbers, the last the item size). The caller has checked that the box lies
+ * inside both. */
+typedef struct zb_box {
+  int rank;
+  size_t itemsize;
+  const size_t *shape;
+  const int32_t *src0, *dst0, *count;
+  uint8_t *target;
+  const size_t *dstr;
+} zb_box;
+
+/* zb_decode of a frame of box->shape's bytes (`expected`), writing only the box into the target: each
+ * block is unshuffled row by row straight into place, so the chunk is never assembled and rows outside
+ * the box (an edge chunk's padding) are never unshuffled. The frame is checked exactly as zb_decode
+ * checks it. */
+zb_status zb_decode_box(zb_ctx *c, const uint8_t *src, size_t srclen, size_t expected, const zb_box *box, char *msg,
+                        size_t msglen);
 #endif

@@ -209,6 +209,16 @@ static uint8_t *contiguous_box(const job_t *j, const int32_t *bx, const size_t *
   return j->target + (size_t)bx[R] * dstr[0];
 }
 
+/* A Blosc frame whose box is not one contiguous run of the target: its blocks go row by row straight
+ * into the target (zb_decode_box), not through the chunk buffer and a box copy after it. */
+static void blosc_decode_box(job_t *j, const int32_t *bx, const size_t *dstr) {
+  const zb_box box = {j->rank, (size_t)j->itemsize, j->src_shape, bx, bx + j->rank, bx + 2 * j->rank, j->target, dstr};
+  zb_status st = zb_decode_box(&tl_zb, j->src, j->srclen, j->expected, &box, j->msg, sizeof(j->msg));
+  if (st == ZB_NOMEM) FAIL(j, 0, "out of memory decoding a Blosc frame of %zu bytes", j->srclen);
+  if (st == ZB_UNSUPPORTED) j->unsupported = 1;
+  else if (st != ZB_OK) j->corrupt = 1;
+}
+
 /* The read side's counterpart of pack_encode: a shard's frames decode one after another on one pool
  * thread and each chunk's part lands in the caller's array, so a read allocates no per-chunk buffer and
  * makes one JS call per shard. A job covers frames [begin, end): decodeBoxes splits a shard's frames
@@ -224,6 +234,17 @@ static void unpack_decode(job_t *j) {
   for (size_t i = j->begin; i < j->end; i++) {
     const int32_t *bx = j->boxes + i * (size_t)(3 * R);
     uint8_t *direct = contiguous_box(j, bx, dstr);
+    j->src = j->srcs[i];
+    j->srclen = j->srclens[i];
+    j->expected = chunk;
+    if (!direct && !j->pack_zstd && R > 0) {
+      blosc_decode_box(j, bx, dstr);
+      if (zs_job_failed(j)) {
+        j->failed = i;
+        return;
+      }
+      continue;
+    }
     if (!direct && chunk > tl_chunk_cap) {
       free(tl_chunk);
       tl_chunk_cap = 0;
@@ -233,10 +254,7 @@ static void unpack_decode(job_t *j) {
       }
       tl_chunk_cap = chunk;
     }
-    j->src = j->srcs[i];
-    j->srclen = j->srclens[i];
     j->dst = direct ? direct : tl_chunk;
-    j->expected = chunk;
     j->stream_out = direct && stream;
     if (j->pack_zstd) zstd_decode(j);
     else blosc_decode(j);

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { type CodecSpec, decode, encode, setCodecBackend } from "@zarr-stream/codecs";
+import { type CodecSpec, decode, decodeBoxes, encode, setCodecBackend } from "@zarr-stream/codecs";
 import { findPython } from "@zarr-stream/test-support/python";
 import { BACKENDS, randomBytes, smoothBytes } from "./helpers.js";
 
@@ -13,7 +13,7 @@ import { BACKENDS, randomBytes, smoothBytes } from "./helpers.js";
  * Bitwise interoperability with c-blosc 1.x, through numcodecs' build of it in the repository's venv:
  * our frames must decode there to the original bytes, and c-blosc's frames (every shuffle mode, type
  * sizes 1-16, odd lengths, stored blocks, memcpyed frames, split and unsplit blocks, forced block sizes)
- * must decode here, on every backend.
+ * must decode here, on every backend, whole (decode) and into a box of a larger target (decodeBoxes).
  */
 
 const python = findPython({ modules: ["numcodecs"] });
@@ -169,6 +169,45 @@ function peerCases(): PeerCase[] {
   return cases;
 }
 
+/**
+ * decodeBoxes of one frame into a box inside a larger target (rows, then the middle of each row: the
+ * native decoder unfilters such a frame's blocks row by row into place) equals decode and a copy. The
+ * chunk is [rows, cols] of the frame's type size when the length allows it (a byte-shuffled frame then
+ * unshuffles straight into the target), else of single bytes (the block is unfiltered aside first).
+ */
+async function assertBoxDecodes(
+  spec: CodecSpec,
+  frame: Uint8Array,
+  data: Uint8Array,
+  typesize: number,
+  name: string,
+): Promise<void> {
+  const item = data.length % typesize === 0 ? typesize : 1;
+  const n = data.length / item;
+  const rows = n % 4 === 0 && n >= 8 ? 4 : 1;
+  const cols = n / rows;
+  if (cols < 3) return;
+  const [r0, c0] = [rows > 1 ? 1 : 0, 1];
+  const [nr, nc] = [rows - r0, cols - 2];
+  const [tr, tc] = [rows + 1, cols + 3];
+  const target = new Uint8Array(tr * tc * item).fill(0xa5);
+  const want = target.slice();
+  for (let r = 0; r < nr; r++) {
+    const from = ((r0 + r) * cols + c0) * item;
+    want.set(data.subarray(from, from + nc * item), ((1 + r) * tc + 2) * item);
+  }
+  await decodeBoxes(
+    spec,
+    [frame],
+    Int32Array.of(rows, cols),
+    item,
+    target,
+    Int32Array.of(tr, tc),
+    Int32Array.of(r0, c0, 1, 2, nr, nc),
+  );
+  assert.ok(Buffer.compare(target, want) === 0, `${name}: decodeBoxes wrote other bytes`);
+}
+
 test(
   "blosc interop: c-blosc frames decode here on every backend, split and unsplit, every shuffle",
   { skip },
@@ -196,6 +235,7 @@ test(
         };
         const back = await decode(spec, frame, c.data.length, c.name);
         assert.ok(Buffer.compare(back, c.data) === 0, `[${backend}] ${c.name}: decoded other bytes`);
+        await assertBoxDecodes(spec, frame, c.data, c.job.typesize!, `[${backend}] ${c.name}`);
       }
     }
     // The corpus really holds split (no 0x10), unsplit (0x10) and memcpyed (0x02) frames.

@@ -103,7 +103,7 @@ for (const backend of BACKENDS) {
   });
 }
 
-test("decodeBoxes [native]: several calls in flight, each split over the pool, settle with their own results", async () => {
+test("decodeBoxes [native]: several calls in flight, split over the free cores or not, settle with their own results", async () => {
   setCodecBackend("native");
   const spec = profileCodec("diagnostic", "float64");
   const chunkBytes = 8 * 4096;
