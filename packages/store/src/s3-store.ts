@@ -5,10 +5,11 @@ import type {
   S3Client,
   S3ClientConfig,
 } from "@aws-sdk/client-s3";
-import { StoreError, StoreTimeout } from "@zarr-stream/spec";
+import { SchemaError, StoreError, StoreTimeout } from "@zarr-stream/spec";
 import * as check from "./arguments.js";
 import { withDeadline } from "./deadline.js";
 import { assertValidPrefix, keyProblem } from "./keys.js";
+import { LeanGet, type LeanGetOutput } from "./s3-get.js";
 import type { PinnedObject, ReadCost, Store } from "./store.js";
 import { type PinnedAnswer, VersionPin } from "./version-pin.js";
 
@@ -56,6 +57,13 @@ export interface S3StoreOptions {
   deadlineMs?: number;
   /** A ready client (tests, custom middleware); endpoint/region/credentials and the attempt timeouts are then ignored. */
   client?: S3Client;
+  /**
+   * Reads (get, getRange, getSuffix and their pinned and `Into` forms) through the SDK's GetObject even
+   * where the lean GET path applies (default false). The lean path (s3-get.ts) serves stores with an
+   * endpoint set, path-style addressing and no ready `client`; it signs and sends each GET itself, at a
+   * fraction of the SDK's CPU per request (packages/spec/docs/s3-reads.md).
+   */
+  sdkGets?: boolean;
 }
 
 /** Defaults of the timeouts (store-capabilities.md, "Deadlines", says why these). */
@@ -93,6 +101,7 @@ export class S3Store implements Store {
   readonly #partSize: number;
   readonly #timeouts: { connectTimeoutMs: number; requestTimeoutMs: number; deadlineMs: number };
   #client: Promise<S3Client> | undefined;
+  #lean: Promise<LeanGet | undefined> | undefined;
 
   constructor(options: S3StoreOptions) {
     const { bucket } = options ?? {};
@@ -143,6 +152,28 @@ export class S3Store implements Store {
     return (await this.#getObject(key, `bytes=-${n}`))?.bytes;
   }
 
+  /** getSuffix into the caller's buffer: the body streams into `into` (no buffer of its own per read). */
+  async getSuffixInto(key: string, n: number, into: Uint8Array): Promise<number | undefined> {
+    check.suffix(key, n);
+    checkInto("getSuffixInto", into);
+    if (n === 0) return (await this.size(key)) === undefined ? undefined : 0;
+    return (await this.#getObject(key, `bytes=-${n}`, undefined, into))?.bytes.length;
+  }
+
+  /** getRange into the caller's buffer, as getSuffixInto. */
+  async getRangeInto(
+    key: string,
+    offset: number,
+    length: number,
+    into: Uint8Array,
+  ): Promise<number | undefined> {
+    check.range(key, offset, length);
+    checkInto("getRangeInto", into);
+    if (length === 0) return (await this.size(key)) === undefined ? undefined : 0;
+    return (await this.#getObject(key, `bytes=${offset}-${offset + length - 1}`, undefined, into))?.bytes
+      .length;
+  }
+
   /**
    * Reads of one version: the ETag of the first answer rides as If-Match on every later GET of the pin,
    * requests that are made anyway; 412 means the object was replaced (ObjectChanged).
@@ -150,7 +181,7 @@ export class S3Store implements Store {
   pin(key: string): PinnedObject {
     check.key(key);
     const pin = new VersionPin(key, `S3Store ${this.url}`);
-    const read = (what: string, range: string | undefined) =>
+    const read = (what: string, range: string | undefined, into?: Uint8Array) =>
       pin.read(what, async (ifMatch): Promise<PinnedAnswer<Uint8Array>> => {
         try {
           // An HTTP range cannot be empty: a HEAD answers whether the pinned version is still there.
@@ -159,7 +190,7 @@ export class S3Store implements Store {
               ? await this.#head(what, key, ifMatch).then(
                   (h) => h && { bytes: new Uint8Array(0), version: h.ETag },
                 )
-              : await this.#getObject(key, range, ifMatch);
+              : await this.#getObject(key, range, ifMatch, into);
           return got === undefined ? "absent" : { value: got.bytes, version: got.version };
         } catch (err) {
           if (ifMatch !== undefined && httpStatus(err instanceof StoreError ? err.cause : err) === 412)
@@ -176,6 +207,17 @@ export class S3Store implements Store {
       getSuffix: (n) => {
         check.suffix(key, n);
         return read("getSuffix", n === 0 ? undefined : `bytes=-${n}`);
+      },
+      getRangeInto: async (offset, length, into) => {
+        check.range(key, offset, length);
+        checkInto("getRangeInto", into);
+        const range = length === 0 ? undefined : `bytes=${offset}-${offset + length - 1}`;
+        return (await read("getRangeInto", range, into))?.length;
+      },
+      getSuffixInto: async (n, into) => {
+        check.suffix(key, n);
+        checkInto("getSuffixInto", into);
+        return (await read("getSuffixInto", n === 0 ? undefined : `bytes=-${n}`, into))?.length;
       },
       close: () => Promise.resolve(),
     };
@@ -304,8 +346,10 @@ export class S3Store implements Store {
     key: string,
     range: string | undefined,
     ifMatch?: string,
+    into?: Uint8Array,
   ): Promise<{ bytes: Uint8Array; version: string } | undefined> {
     const { GetObjectCommand } = await loadSdk();
+    const lean = await this.#leanGet();
     try {
       // The body is read inside the deadline: a server that sends headers and then stalls is silent too.
       // The SDK retries a request, not the reading of its body: a body cut short (a reset connection, a
@@ -315,28 +359,31 @@ export class S3Store implements Store {
       const [out, bytes] = await this.#request("read", key, async (s3, abortSignal) => {
         let pin = ifMatch;
         for (let attempt = 1; ; attempt++) {
-          let out: GetObjectCommandOutput;
+          let out: GetObjectCommandOutput | LeanGetOutput;
           try {
-            out = await s3.send(
-              new GetObjectCommand({
-                Bucket: this.bucket,
-                Key: this.#root + key,
-                Range: range,
-                IfMatch: pin,
-              }),
-              { abortSignal },
-            );
+            out =
+              lean !== undefined
+                ? await lean.get(this.#root + key, range, pin, abortSignal)
+                : await s3.send(
+                    new GetObjectCommand({
+                      Bucket: this.bucket,
+                      Key: this.#root + key,
+                      Range: range,
+                      IfMatch: pin,
+                    }),
+                    { abortSignal },
+                  );
           } catch (err) {
             if (ifMatch !== undefined || pin === undefined || httpStatus(err) !== 412) throw err;
             pin = undefined;
             continue;
           }
           try {
-            const body = out.Body === undefined ? new Uint8Array(0) : await out.Body.transformToByteArray();
+            const body = await readBody(out, key, into);
             const whole = out.ContentLength === undefined || body.length === out.ContentLength;
             if (whole || attempt >= BODY_ATTEMPTS) return [out, body] as const;
           } catch (err) {
-            if (abortSignal.aborted || attempt >= BODY_ATTEMPTS) throw err;
+            if (abortSignal.aborted || attempt >= BODY_ATTEMPTS || err instanceof SchemaError) throw err;
           }
           pin ??= out.ETag;
           await sleep(25 * attempt);
@@ -354,6 +401,7 @@ export class S3Store implements Store {
       if (status === 404) return undefined;
       // 416: the object exists but the range starts at or past its end (or it is empty).
       if (status === 416 && range !== undefined) return { bytes: new Uint8Array(0), version: "" };
+      if (err instanceof SchemaError) throw err;
       throw s3Error("read", key, err);
     }
   }
@@ -622,6 +670,33 @@ export class S3Store implements Store {
     return this.#options.region ?? env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? "us-east-1";
   }
 
+  /** The lean GET path (s3-get.ts) where it applies: an endpoint set, path-style, no ready client, not sdkGets. */
+  #leanGet(): Promise<LeanGet | undefined> {
+    this.#lean ??= (async () => {
+      const o = this.#options;
+      const endpoint = this.#endpoint();
+      if (o.client !== undefined || o.sdkGets === true || endpoint === undefined) return undefined;
+      const s3 = await this.#s3();
+      const config = s3.config as unknown as {
+        region: () => Promise<string>;
+        credentials: () => Promise<{ accessKeyId: string; secretAccessKey: string; sessionToken?: string }>;
+        forcePathStyle?: boolean;
+      };
+      // Virtual-hosted requests (bucket.host) stay with the SDK, which resolves and addresses them.
+      if (config.forcePathStyle !== true) return undefined;
+      return new LeanGet({
+        endpoint: new URL(endpoint),
+        bucket: this.bucket,
+        region: config.region,
+        credentials: config.credentials,
+        maxAttempts: o.maxAttempts ?? 5,
+        connectTimeoutMs: this.#timeouts.connectTimeoutMs,
+        requestTimeoutMs: this.#timeouts.requestTimeoutMs,
+      });
+    })();
+    return this.#lean;
+  }
+
   #s3(): Promise<S3Client> {
     this.#client ??= this.#makeClient();
     return this.#client;
@@ -655,6 +730,9 @@ export class S3Store implements Store {
 
   /** Closes the client's sockets (a process with an open client would otherwise linger). */
   async close(): Promise<void> {
+    const lean = this.#lean;
+    this.#lean = undefined;
+    (await lean)?.destroy();
     if (this.#client === undefined || this.#options.client !== undefined) return;
     (await this.#client).destroy();
     this.#client = undefined;
@@ -706,6 +784,67 @@ function noEtag(action: string, key: string): StoreError {
     `S3Store ${action} ${JSON.stringify(key)}: the server sent no ETag to version it by`,
     key,
   );
+}
+
+function checkInto(what: string, into: Uint8Array): void {
+  if (!(into instanceof Uint8Array))
+    throw new SchemaError(`S3Store ${what}: into must be a Uint8Array`, "/into");
+}
+
+/**
+ * The body of a GET, read chunk by chunk as the socket delivers it into one buffer: `into` when given (the
+ * caller's, reused from read to read), else one of the announced length. The SDK's own collector keeps
+ * every chunk and then concatenates them, two copies of the body alive at once; at a shard of a few MB
+ * per GET that is most of a reader's garbage and a copy per byte (packages/spec/docs/s3-reads.md).
+ * A body that outgrows `into` is a SchemaError at /into (the caller's buffer is too small), as FsStore
+ * reports it; one shorter than announced is returned short, for the caller's check.
+ */
+async function readBody(
+  out: GetObjectCommandOutput | LeanGetOutput,
+  key: string,
+  into?: Uint8Array,
+): Promise<Uint8Array> {
+  const body = out.Body as (AsyncIterable<Uint8Array> & { destroy?(): void }) | undefined;
+  const announced = out.ContentLength;
+  if (body === undefined) return new Uint8Array(0);
+  if (into !== undefined && announced !== undefined && announced > into.length) {
+    body.destroy?.();
+    throw new SchemaError(
+      `S3Store read: ${key} needs ${announced} bytes, into holds ${into.length}`,
+      "/into",
+    );
+  }
+  let target =
+    into ??
+    (announced === undefined
+      ? new Uint8Array(0)
+      : new Uint8Array(Buffer.allocUnsafeSlow(announced).buffer, 0, announced));
+  let n = 0;
+  for await (const chunk of body) {
+    if (n + chunk.length > target.length) {
+      if (into !== undefined || announced !== undefined) {
+        // More than announced (or than `into` holds): what the caller's check reports, without the rest.
+        if (into !== undefined)
+          throw new SchemaError(
+            `S3Store read: ${key} sends more bytes than into holds (${into.length})`,
+            "/into",
+          );
+        throw new StoreError(
+          `S3Store read ${JSON.stringify(key)}: the body is longer than the announced ${announced} bytes`,
+          key,
+        );
+      }
+      // No length announced: grow by doubling.
+      const grown = new Uint8Array(
+        Buffer.allocUnsafeSlow(Math.max(2 * target.length, n + chunk.length)).buffer,
+      );
+      grown.set(target.subarray(0, n));
+      target = grown;
+    }
+    target.set(chunk, n);
+    n += chunk.length;
+  }
+  return target.subarray(0, n);
 }
 
 /** How many attempts the SDK made before it gave up with `err` (1 when it did not say). */

@@ -1,10 +1,13 @@
 #!/usr/bin/env node
 // npm run bench [-- --json FILE] [--quick] [--rounds N] [--no-scaling] [--only limit,zarr-stream,...]
 //   [--curves commitVsWriters,manifestVsRecords,rssAndReadVsRecords]
+// npm run bench -- --s3 small|full|quick [--rounds N] [--only zarr-stream-s3,...] [--json FILE]: the S3
+//   part alone (s3.mjs), through versitygw on loopback.
 // Prints the table on stdout (progress on stderr); --json also writes the results as JSON.
 import { parseArgs } from "node:util";
 import { runBench } from "./harness.mjs";
 import { formatReport } from "./report.mjs";
+import { formatS3Report, runS3Bench } from "./s3.mjs";
 
 const { values } = parseArgs({
   options: {
@@ -14,8 +17,19 @@ const { values } = parseArgs({
     "no-scaling": { type: "boolean", default: false },
     only: { type: "string" },
     curves: { type: "string" },
+    s3: { type: "string" },
   },
 });
+if (values.s3 !== undefined) {
+  const out = await runS3Bench({
+    size: values.s3,
+    json: values.json,
+    rounds: values.rounds === undefined ? undefined : Number(values.rounds),
+    only: values.only?.split(","),
+  });
+  process.stdout.write(formatS3Report(out));
+  process.exit(0);
+}
 const out = await runBench({
   quick: values.quick,
   json: values.json,
