@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage } from "node:http";
 import { after, before, describe, it } from "node:test";
@@ -302,6 +303,41 @@ describe("S3Store lean GETs: connections", () => {
       assert.equal(connections, 1, "one connection for five GETs");
     } finally {
       await store.close();
+      srv.closeAllConnections();
+      await new Promise((r) => srv.close(r));
+    }
+  });
+});
+
+describe("S3Store payload signing", () => {
+  it("S3Store.put: the body goes up as UNSIGNED-PAYLOAD unless signedPayload asks for its SHA-256", async () => {
+    const seen: (string | undefined)[] = [];
+    const srv = createServer((req, res) => {
+      seen.push(req.headers["x-amz-content-sha256"] as string | undefined);
+      req.resume();
+      req.on("end", () => {
+        res.writeHead(200, { etag: '"e1"', "content-length": 0 });
+        res.end();
+      });
+    });
+    await new Promise<void>((resolve) => srv.listen(0, "127.0.0.1", resolve));
+    const endpoint = `http://127.0.0.1:${(srv.address() as { port: number }).port}`;
+    const body = bytes(1, 2, 3);
+    const plain = new S3Store({ bucket: "sign-bucket", endpoint, credentials: TEST_CREDENTIALS });
+    const signed = new S3Store({
+      bucket: "sign-bucket",
+      endpoint,
+      credentials: TEST_CREDENTIALS,
+      signedPayload: true,
+    });
+    try {
+      await plain.put("k", body);
+      await signed.put("k", body);
+      const sha = createHash("sha256").update(body).digest("hex");
+      assert.deepEqual(seen, ["UNSIGNED-PAYLOAD", sha]);
+    } finally {
+      await plain.close();
+      await signed.close();
       srv.closeAllConnections();
       await new Promise((r) => srv.close(r));
     }

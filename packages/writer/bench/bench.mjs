@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // npm run bench [-- --json FILE] [--quick] [--rounds N] [--no-scaling] [--only limit,zarr-stream,...]
 //   [--curves commitVsWriters,manifestVsRecords,rssAndReadVsRecords]
-// npm run bench -- --s3 small|full|quick [--rounds N] [--only zarr-stream-s3,...] [--json FILE]: the S3
-//   part alone (s3.mjs), through versitygw on loopback.
+// npm run bench -- --s3 small|full|quick [--s3-keep-alive] [--rounds N] [--only zarr-stream-s3,...]
+//   [--json FILE]: the S3 part alone (s3.mjs), through versitygw on loopback.
 // Prints the table on stdout (progress on stderr); --json also writes the results as JSON.
 import { parseArgs } from "node:util";
 import { runBench } from "./harness.mjs";
@@ -18,6 +18,7 @@ const { values } = parseArgs({
     only: { type: "string" },
     curves: { type: "string" },
     s3: { type: "string" },
+    "s3-keep-alive": { type: "boolean", default: false },
   },
 });
 if (values.s3 !== undefined) {
@@ -26,6 +27,7 @@ if (values.s3 !== undefined) {
     json: values.json,
     rounds: values.rounds === undefined ? undefined : Number(values.rounds),
     only: values.only?.split(","),
+    keepAlive: values["s3-keep-alive"],
   });
   process.stdout.write(formatS3Report(out));
   process.exit(0);

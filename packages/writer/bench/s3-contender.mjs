@@ -31,7 +31,12 @@ async function main() {
   const { readFileSync } = await import("node:fs");
   const wl = JSON.parse(readFileSync(wlFile, "utf8"));
   const pool = makePool(wl);
-  const store = new S3Store({ bucket, endpoint, forcePathStyle: true });
+  const store = new S3Store({
+    bucket,
+    endpoint,
+    forcePathStyle: true,
+    sdkGets: process.env.ZS_BENCH_S3_SDK_GETS === "1",
+  });
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const w = await ZarrStreamWriter.create(store, streamSchema(wl), { kind: "single" });

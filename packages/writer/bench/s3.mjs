@@ -18,7 +18,18 @@ import { defaultWorkload, quickWorkload, totalBytes } from "./workload.mjs";
 const here = fileURLToPath(new URL(".", import.meta.url));
 const PEERS_S3 = join(here, "..", "..", "..", "python", "bench_peers_s3.py");
 
-export const S3_CONTENDERS = ["zarr-stream-s3", "tensorstore-s3", "zarr-python-s3", "zarr-python-zarrs-s3"];
+/**
+ * zarr-stream-s3-sdk-gets is zarr-stream with its reads through the AWS SDK's GetObject
+ * (S3StoreOptions.sdkGets), as every S3Store read went before the lean GET path: the fix's before and
+ * after in one run.
+ */
+export const S3_CONTENDERS = [
+  "zarr-stream-s3",
+  "zarr-stream-s3-sdk-gets",
+  "tensorstore-s3",
+  "zarr-python-s3",
+  "zarr-python-zarrs-s3",
+];
 
 /**
  * The workloads of the S3 part: "full" is the bench's default (2.4 GB), "small" the same grid, shards and
@@ -60,13 +71,18 @@ function countRequests(logFile, bucket, from) {
  * then lets the contender go on. Resolves with the contender's result plus `requests` by phase.
  */
 function runContender(name, wlFile, server, bucket, logFile) {
-  const [cmd, args] =
-    name === "zarr-stream-s3"
-      ? [process.execPath, [join(here, "s3-contender.mjs"), wlFile, server.endpoint, bucket]]
-      : [PYTHON, [PEERS_S3, name, wlFile, server.endpoint, bucket]];
+  const ours = name.startsWith("zarr-stream-s3");
+  const [cmd, args] = ours
+    ? [process.execPath, [join(here, "s3-contender.mjs"), wlFile, server.endpoint, bucket]]
+    : [PYTHON, [PEERS_S3, name, wlFile, server.endpoint, bucket]];
   return new Promise((resolve, reject) => {
     const p = spawn(cmd, args, {
-      env: { ...process.env, ...server.env, ZSTREAM_CODECS: "native" },
+      env: {
+        ...process.env,
+        ...server.env,
+        ZSTREAM_CODECS: "native",
+        ZS_BENCH_S3_SDK_GETS: name === "zarr-stream-s3-sdk-gets" ? "1" : "0",
+      },
       stdio: ["pipe", "pipe", "pipe"],
     });
     // Only this bucket's requests are counted, and only those after its creation.
@@ -127,12 +143,19 @@ export async function runS3Bench(opts = {}) {
   writeFileSync(wlFile, JSON.stringify(wl));
   const logFile = join(workDir, "access.log");
   writeFileSync(logFile, "");
-  // versitygw takes its access log from the environment (VGW_ACCESS_LOG), which the server inherits.
-  const saved = process.env.VGW_ACCESS_LOG;
+  // versitygw takes its access log and keep-alive switch from the environment, which the server inherits.
+  // Its default closes every connection after one answer (no keep-alive), as the test suites run it.
+  const saved = { log: process.env.VGW_ACCESS_LOG, alive: process.env.VGW_KEEP_ALIVE };
   process.env.VGW_ACCESS_LOG = logFile;
+  if (opts.keepAlive) process.env.VGW_KEEP_ALIVE = "true";
   const server = await startS3Server("versitygw");
-  if (saved === undefined) delete process.env.VGW_ACCESS_LOG;
-  else process.env.VGW_ACCESS_LOG = saved;
+  for (const [k, v] of [
+    ["VGW_ACCESS_LOG", saved.log],
+    ["VGW_KEEP_ALIVE", saved.alive],
+  ]) {
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
+  }
   const names = S3_CONTENDERS.filter((n) => !opts.only || opts.only.includes(n));
   const results = {};
   const errors = {};
@@ -171,7 +194,7 @@ export async function runS3Bench(opts = {}) {
   const out = {
     workload: wl,
     total_bytes: totalBytes(wl),
-    machine: { loadavg_end: loadavg(), node: process.version, rounds },
+    machine: { loadavg_end: loadavg(), node: process.version, rounds, keep_alive: opts.keepAlive === true },
     contenders,
     ratios: s3Ratios(contenders),
   };
@@ -196,7 +219,7 @@ const f = (x, d = 1) => (typeof x === "number" && Number.isFinite(x) ? x.toFixed
 export function formatS3Report(out) {
   const { workload: wl, contenders, ratios, machine } = out;
   const lines = [
-    `S3 (versitygw on loopback): ${wl.records} records x ${wl.vars.length} vars on ${wl.lat}x${wl.lon}, shard [${wl.shard}], chunk [${wl.chunk}], commit every ${wl.commit_every}; best of ${machine.rounds}`,
+    `S3 (versitygw on loopback, keep-alive ${machine.keep_alive ? "on" : "off"}): ${wl.records} records x ${wl.vars.length} vars on ${wl.lat}x${wl.lon}, shard [${wl.shard}], chunk [${wl.chunk}], commit every ${wl.commit_every}; best of ${machine.rounds}`,
   ];
   const rows = [
     [
