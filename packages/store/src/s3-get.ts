@@ -8,8 +8,8 @@ import { SignatureV4 } from "@smithy/signature-v4";
  * Ranged GETs of S3Store without the SDK's per-request machinery: one SigV4-signed request on node:http
  * through a keep-alive agent, its body handed over as the socket delivers it. The SDK resolves its
  * middleware stack, serializes through its schema, builds its user agent and wraps the body for every
- * request: 1-2 ms of CPU per GET on the machines we measured, against 0.3-0.5 ms here, and a reader makes
- * one GET per shard (packages/spec/docs/s3-reads.md has the figures). Everything else (writes, HEAD, LIST,
+ * request: 1.5-1.8 ms of CPU per small GET through S3Store where we measured, against 0.7-1 ms here, and a
+ * reader makes one GET per shard (packages/spec/docs/s3-reads.md has the figures). Everything else (writes, HEAD, LIST,
  * multipart) stays on the SDK. The answer mimics the SDK's where S3Store looks at it: `$metadata`
  * (httpStatusCode, attempts) on errors, ContentLength and ETag and an async-iterable Body on success.
  */
