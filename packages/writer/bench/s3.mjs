@@ -1,9 +1,9 @@
 // The S3 part of the benchmark: the bench's workload written and read through Versity's S3 gateway
 // (versitygw, started on loopback as the test suites start it) by zarr-stream (S3Store), TensorStore (its
 // s3 kvstore driver) and zarr-python (obstore's S3Store, with and without the zarrs codec pipeline), each
-// in its own process and bucket, taking turns round by round (every other round in reverse order). The gateway's access log counts every
-// request a contender makes, by phase (write, one-record read, read-all), which gives requests per
-// commit and per shard read without a proxy in the data path.
+// in its own process and bucket, taking turns round by round (every other round in reverse order). The
+// gateway's access log counts every request a contender makes, by phase (write, one-record read,
+// read-all), which gives requests per commit and per shard read without a proxy in the data path.
 //   node bench/bench.mjs --s3 small     (or full, quick; --rounds N, --only zarr-stream-s3,tensorstore-s3)
 import { spawn } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
