@@ -1,3 +1,4 @@
+import type { Readable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import type {
   GetObjectCommandOutput,
@@ -5,10 +6,11 @@ import type {
   S3Client,
   S3ClientConfig,
 } from "@aws-sdk/client-s3";
-import { StoreError, StoreTimeout } from "@zarr-stream/spec";
+import { SchemaError, StoreError, StoreTimeout } from "@zarr-stream/spec";
 import * as check from "./arguments.js";
 import { withDeadline } from "./deadline.js";
 import { assertValidPrefix, keyProblem } from "./keys.js";
+import { LeanGet, type LeanGetOutput } from "./s3-get.js";
 import type { PinnedObject, ReadCost, Store } from "./store.js";
 import { type PinnedAnswer, VersionPin } from "./version-pin.js";
 
@@ -56,6 +58,19 @@ export interface S3StoreOptions {
   deadlineMs?: number;
   /** A ready client (tests, custom middleware); endpoint/region/credentials and the attempt timeouts are then ignored. */
   client?: S3Client;
+  /**
+   * Reads (get, getRange, getSuffix and their pinned and `Into` forms) through the SDK's GetObject even
+   * where the lean GET path applies (default false). The lean path (s3-get.ts) serves stores with an
+   * endpoint set, path-style addressing and no ready `client`; it signs and sends each GET itself, at a
+   * fraction of the SDK's CPU per request (packages/spec/docs/s3-reads.md).
+   */
+  sdkGets?: boolean;
+  /**
+   * Sign each request body's SHA-256 (default false: UNSIGNED-PAYLOAD, as the SDK sends over https).
+   * Over https TLS protects the body either way; over plain http a signed payload also lets the server
+   * refuse a body altered in transit, at a SHA-256 pass over every byte written.
+   */
+  signedPayload?: boolean;
 }
 
 /** Defaults of the timeouts (store-capabilities.md, "Deadlines", says why these). */
@@ -93,6 +108,7 @@ export class S3Store implements Store {
   readonly #partSize: number;
   readonly #timeouts: { connectTimeoutMs: number; requestTimeoutMs: number; deadlineMs: number };
   #client: Promise<S3Client> | undefined;
+  #lean: Promise<LeanGet | undefined> | undefined;
 
   constructor(options: S3StoreOptions) {
     const { bucket } = options ?? {};
@@ -143,6 +159,28 @@ export class S3Store implements Store {
     return (await this.#getObject(key, `bytes=-${n}`))?.bytes;
   }
 
+  /** getSuffix into the caller's buffer: the body streams into `into` (no buffer of its own per read). */
+  async getSuffixInto(key: string, n: number, into: Uint8Array): Promise<number | undefined> {
+    check.suffix(key, n);
+    checkInto("getSuffixInto", into);
+    if (n === 0) return (await this.size(key)) === undefined ? undefined : 0;
+    return (await this.#getObject(key, `bytes=-${n}`, undefined, into))?.bytes.length;
+  }
+
+  /** getRange into the caller's buffer, as getSuffixInto. */
+  async getRangeInto(
+    key: string,
+    offset: number,
+    length: number,
+    into: Uint8Array,
+  ): Promise<number | undefined> {
+    check.range(key, offset, length);
+    checkInto("getRangeInto", into);
+    if (length === 0) return (await this.size(key)) === undefined ? undefined : 0;
+    return (await this.#getObject(key, `bytes=${offset}-${offset + length - 1}`, undefined, into))?.bytes
+      .length;
+  }
+
   /**
    * Reads of one version: the ETag of the first answer rides as If-Match on every later GET of the pin,
    * requests that are made anyway; 412 means the object was replaced (ObjectChanged).
@@ -150,7 +188,7 @@ export class S3Store implements Store {
   pin(key: string): PinnedObject {
     check.key(key);
     const pin = new VersionPin(key, `S3Store ${this.url}`);
-    const read = (what: string, range: string | undefined) =>
+    const read = (what: string, range: string | undefined, into?: Uint8Array) =>
       pin.read(what, async (ifMatch): Promise<PinnedAnswer<Uint8Array>> => {
         try {
           // An HTTP range cannot be empty: a HEAD answers whether the pinned version is still there.
@@ -159,7 +197,7 @@ export class S3Store implements Store {
               ? await this.#head(what, key, ifMatch).then(
                   (h) => h && { bytes: new Uint8Array(0), version: h.ETag },
                 )
-              : await this.#getObject(key, range, ifMatch);
+              : await this.#getObject(key, range, ifMatch, into);
           return got === undefined ? "absent" : { value: got.bytes, version: got.version };
         } catch (err) {
           if (ifMatch !== undefined && httpStatus(err instanceof StoreError ? err.cause : err) === 412)
@@ -176,6 +214,17 @@ export class S3Store implements Store {
       getSuffix: (n) => {
         check.suffix(key, n);
         return read("getSuffix", n === 0 ? undefined : `bytes=-${n}`);
+      },
+      getRangeInto: async (offset, length, into) => {
+        check.range(key, offset, length);
+        checkInto("getRangeInto", into);
+        const range = length === 0 ? undefined : `bytes=${offset}-${offset + length - 1}`;
+        return (await read("getRangeInto", range, into))?.length;
+      },
+      getSuffixInto: async (n, into) => {
+        check.suffix(key, n);
+        checkInto("getSuffixInto", into);
+        return (await read("getSuffixInto", n === 0 ? undefined : `bytes=-${n}`, into))?.length;
       },
       close: () => Promise.resolve(),
     };
@@ -304,8 +353,10 @@ export class S3Store implements Store {
     key: string,
     range: string | undefined,
     ifMatch?: string,
+    into?: Uint8Array,
   ): Promise<{ bytes: Uint8Array; version: string } | undefined> {
     const { GetObjectCommand } = await loadSdk();
+    const lean = await this.#leanGet();
     try {
       // The body is read inside the deadline: a server that sends headers and then stalls is silent too.
       // The SDK retries a request, not the reading of its body: a body cut short (a reset connection, a
@@ -315,28 +366,31 @@ export class S3Store implements Store {
       const [out, bytes] = await this.#request("read", key, async (s3, abortSignal) => {
         let pin = ifMatch;
         for (let attempt = 1; ; attempt++) {
-          let out: GetObjectCommandOutput;
+          let out: GetObjectCommandOutput | LeanGetOutput;
           try {
-            out = await s3.send(
-              new GetObjectCommand({
-                Bucket: this.bucket,
-                Key: this.#root + key,
-                Range: range,
-                IfMatch: pin,
-              }),
-              { abortSignal },
-            );
+            out =
+              lean !== undefined
+                ? await lean.get(this.#root + key, range, pin, abortSignal)
+                : await s3.send(
+                    new GetObjectCommand({
+                      Bucket: this.bucket,
+                      Key: this.#root + key,
+                      Range: range,
+                      IfMatch: pin,
+                    }),
+                    { abortSignal },
+                  );
           } catch (err) {
             if (ifMatch !== undefined || pin === undefined || httpStatus(err) !== 412) throw err;
             pin = undefined;
             continue;
           }
           try {
-            const body = out.Body === undefined ? new Uint8Array(0) : await out.Body.transformToByteArray();
+            const body = await readBody(out, key, into);
             const whole = out.ContentLength === undefined || body.length === out.ContentLength;
             if (whole || attempt >= BODY_ATTEMPTS) return [out, body] as const;
           } catch (err) {
-            if (abortSignal.aborted || attempt >= BODY_ATTEMPTS) throw err;
+            if (abortSignal.aborted || attempt >= BODY_ATTEMPTS || err instanceof SchemaError) throw err;
           }
           pin ??= out.ETag;
           await sleep(25 * attempt);
@@ -354,6 +408,7 @@ export class S3Store implements Store {
       if (status === 404) return undefined;
       // 416: the object exists but the range starts at or past its end (or it is empty).
       if (status === 416 && range !== undefined) return { bytes: new Uint8Array(0), version: "" };
+      if (err instanceof SchemaError) throw err;
       throw s3Error("read", key, err);
     }
   }
@@ -622,6 +677,33 @@ export class S3Store implements Store {
     return this.#options.region ?? env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? "us-east-1";
   }
 
+  /** The lean GET path (s3-get.ts) where it applies: an endpoint set, path-style, no ready client, not sdkGets. */
+  #leanGet(): Promise<LeanGet | undefined> {
+    this.#lean ??= (async () => {
+      const o = this.#options;
+      const endpoint = this.#endpoint();
+      if (o.client !== undefined || o.sdkGets === true || endpoint === undefined) return undefined;
+      const s3 = await this.#s3();
+      const config = s3.config as unknown as {
+        region: () => Promise<string>;
+        credentials: () => Promise<{ accessKeyId: string; secretAccessKey: string; sessionToken?: string }>;
+        forcePathStyle?: boolean;
+      };
+      // Virtual-hosted requests (bucket.host) stay with the SDK, which resolves and addresses them.
+      if (config.forcePathStyle !== true) return undefined;
+      return new LeanGet({
+        endpoint: new URL(endpoint),
+        bucket: this.bucket,
+        region: config.region,
+        credentials: config.credentials,
+        maxAttempts: o.maxAttempts ?? 5,
+        connectTimeoutMs: this.#timeouts.connectTimeoutMs,
+        requestTimeoutMs: this.#timeouts.requestTimeoutMs,
+      });
+    })();
+    return this.#lean;
+  }
+
   #s3(): Promise<S3Client> {
     this.#client ??= this.#makeClient();
     return this.#client;
@@ -650,11 +732,30 @@ export class S3Store implements Store {
     };
     if (endpoint !== undefined) config.endpoint = endpoint;
     if (o.credentials !== undefined) config.credentials = o.credentials;
-    return new S3Client(config);
+    const client = new S3Client(config);
+    if (o.signedPayload !== true) {
+      // The signer takes a request's x-amz-content-sha256 as given: UNSIGNED-PAYLOAD spares it a SHA-256
+      // pass over every body, which the SDK makes on plain-http endpoints (over https it sends
+      // UNSIGNED-PAYLOAD itself): 3-4 ms of CPU per 2.7 MB shard PUT, a quarter of a loopback writer's
+      // CPU (packages/spec/docs/s3-reads.md, "Writes").
+      client.middlewareStack.add(
+        (next) => (args) => {
+          const request = args.request as { headers?: Record<string, string>; body?: unknown };
+          if (request.headers !== undefined && request.body !== undefined)
+            request.headers["x-amz-content-sha256"] = "UNSIGNED-PAYLOAD";
+          return next(args);
+        },
+        { step: "build", name: "zarrStreamUnsignedPayload" },
+      );
+    }
+    return client;
   }
 
   /** Closes the client's sockets (a process with an open client would otherwise linger). */
   async close(): Promise<void> {
+    const lean = this.#lean;
+    this.#lean = undefined;
+    (await lean)?.destroy();
     if (this.#client === undefined || this.#options.client !== undefined) return;
     (await this.#client).destroy();
     this.#client = undefined;
@@ -706,6 +807,95 @@ function noEtag(action: string, key: string): StoreError {
     `S3Store ${action} ${JSON.stringify(key)}: the server sent no ETag to version it by`,
     key,
   );
+}
+
+function checkInto(what: string, into: Uint8Array): void {
+  if (!(into instanceof Uint8Array))
+    throw new SchemaError(`S3Store ${what}: into must be a Uint8Array`, "/into");
+}
+
+/**
+ * The body of a GET, read chunk by chunk as the socket delivers it into one buffer: `into` when given (the
+ * caller's, reused from read to read), else one of the announced length. The SDK's own collector keeps
+ * every chunk and then concatenates them, two copies of the body alive at once; at a shard of a few MB
+ * per GET that is most of a reader's garbage and a copy per byte (packages/spec/docs/s3-reads.md).
+ * A body that outgrows `into` is a SchemaError at /into (the caller's buffer is too small), as FsStore
+ * reports it; one shorter than announced is returned short, for the caller's check.
+ */
+async function readBody(
+  out: GetObjectCommandOutput | LeanGetOutput,
+  key: string,
+  into?: Uint8Array,
+): Promise<Uint8Array> {
+  const body = out.Body as (AsyncIterable<Uint8Array> & Partial<Readable>) | undefined;
+  const announced = out.ContentLength;
+  if (body === undefined) return new Uint8Array(0);
+  if (into !== undefined && announced !== undefined && announced > into.length) {
+    body.destroy?.();
+    throw new SchemaError(
+      `S3Store read: ${key} needs ${announced} bytes, into holds ${into.length}`,
+      "/into",
+    );
+  }
+  let target =
+    into ??
+    (announced === undefined
+      ? new Uint8Array(0)
+      : new Uint8Array(Buffer.allocUnsafeSlow(announced).buffer, 0, announced));
+  let n = 0;
+  /** Copies one chunk into place, or names why it cannot. */
+  const take = (chunk: Uint8Array): Error | undefined => {
+    if (n + chunk.length > target.length) {
+      // More than `into` holds, or than announced: what the caller's check reports, without the rest.
+      if (into !== undefined)
+        return new SchemaError(
+          `S3Store read: ${key} sends more bytes than into holds (${into.length})`,
+          "/into",
+        );
+      if (announced !== undefined)
+        return new StoreError(
+          `S3Store read ${JSON.stringify(key)}: the body is longer than the announced ${announced} bytes`,
+          key,
+        );
+      // No length announced: grow by doubling.
+      const grown = new Uint8Array(
+        Buffer.allocUnsafeSlow(Math.max(2 * target.length, n + chunk.length)).buffer,
+      );
+      grown.set(target.subarray(0, n));
+      target = grown;
+    }
+    target.set(chunk, n);
+    n += chunk.length;
+    return undefined;
+  };
+  if (typeof body.on === "function" && typeof body.destroy === "function") {
+    // A Node stream (both paths' bodies are): read in flowing mode, each chunk copied as the socket
+    // delivers it. An async iterator pauses the socket between chunks and pays a promise per chunk,
+    // which on a loaded machine left the socket unread between turns of the event loop.
+    const stream = body as Readable;
+    await new Promise<void>((resolve, reject) => {
+      stream.on("data", (chunk: Uint8Array) => {
+        const err = take(chunk);
+        if (err !== undefined) {
+          stream.destroy();
+          reject(err);
+        }
+      });
+      stream.once("end", resolve);
+      stream.once("error", reject);
+      stream.once("close", () => {
+        // A socket closed before the body's end surfaces as an error, or as a short body the caller's
+        // length check reads again; either way the promise settles.
+        resolve();
+      });
+    });
+    return target.subarray(0, n);
+  }
+  for await (const chunk of body) {
+    const err = take(chunk);
+    if (err !== undefined) throw err;
+  }
+  return target.subarray(0, n);
 }
 
 /** How many attempts the SDK made before it gave up with `err` (1 when it did not say). */

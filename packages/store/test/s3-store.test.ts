@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage } from "node:http";
 import { after, before, describe, it } from "node:test";
@@ -142,6 +143,38 @@ for (const kind of S3_SERVER_KINDS) {
       assert.deepEqual(out.trimEnd().split("\n"), expected);
     });
 
+    it("S3Store reads: the lean GET path and the SDK's (sdkGets) answer alike, keys S3 escapes included", async () => {
+      const prefix = `lean-${Date.now()}`;
+      const lean = server.store({ prefix });
+      const sdk = server.store({ prefix, sdkGets: true });
+      const data = new Uint8Array(300_000);
+      for (let i = 0; i < data.length; i++) data[i] = (i * 7 + (i >> 9)) & 255;
+      const keys = ["plain", "a b/c+d", "x/ü é", "s!'()*~=&$,;:@q", "dir/.hidden", "100%"];
+      for (const k of keys) await lean.put(k, data);
+      for (const k of keys) {
+        for (const s of [lean, sdk]) {
+          assert.deepEqual(await s.get(k), data, k);
+          assert.deepEqual(await s.getRange(k, 1000, 5000), data.subarray(1000, 6000), k);
+          assert.deepEqual(await s.getSuffix(k, 777), data.subarray(-777), k);
+          const into = new Uint8Array(10_000);
+          assert.equal(await s.getRangeInto!(k, 299_990, 50, into), 10, k);
+          assert.deepEqual(into.subarray(0, 10), data.subarray(299_990), k);
+          const pin = s.pin(k);
+          assert.equal(await pin.getSuffixInto!(9000, into), 9000, k);
+          assert.deepEqual(into.subarray(0, 9000), data.subarray(-9000), k);
+          assert.deepEqual(await pin.getRange(0, 3), data.subarray(0, 3), k);
+        }
+      }
+      for (const s of [lean, sdk]) {
+        assert.equal(await s.get("absent"), undefined);
+        assert.equal(await s.getSuffixInto!("absent", 4, new Uint8Array(4)), undefined);
+        // A range past the end (416) is empty, as on every store.
+        assert.deepEqual(await s.getRange("plain", 400_000, 10), new Uint8Array(0));
+      }
+      await lean.close();
+      await sdk.close();
+    });
+
     it("S3Store: a missing bucket is a StoreError naming the key, not an absent object", async () => {
       const s = server.store({ bucket: "no-such-bucket-zs" });
       await assert.rejects(s.put("k", bytes(1)), (e: unknown) => e instanceof StoreError && e.key === "k");
@@ -249,6 +282,68 @@ describe("S3Store retries", () => {
   });
 });
 
+describe("S3Store lean GETs: connections", () => {
+  it("S3Store: sequential GETs share one keep-alive connection where the server keeps it open", async () => {
+    let connections = 0;
+    const body = bytes(1, 2, 3, 4);
+    const srv = createServer((_req, res) => {
+      res.writeHead(200, { "content-length": body.length, etag: '"v1"' });
+      res.end(body);
+    });
+    srv.on("connection", () => connections++);
+    await new Promise<void>((resolve) => srv.listen(0, "127.0.0.1", resolve));
+    const port = (srv.address() as { port: number }).port;
+    const store = new S3Store({
+      bucket: "alive-bucket",
+      endpoint: `http://127.0.0.1:${port}`,
+      credentials: TEST_CREDENTIALS,
+    });
+    try {
+      for (let i = 0; i < 5; i++) assert.deepEqual(await store.getRange("k", 0, 4), body);
+      assert.equal(connections, 1, "one connection for five GETs");
+    } finally {
+      await store.close();
+      srv.closeAllConnections();
+      await new Promise((r) => srv.close(r));
+    }
+  });
+});
+
+describe("S3Store payload signing", () => {
+  it("S3Store.put: the body goes up as UNSIGNED-PAYLOAD unless signedPayload asks for its SHA-256", async () => {
+    const seen: (string | undefined)[] = [];
+    const srv = createServer((req, res) => {
+      seen.push(req.headers["x-amz-content-sha256"] as string | undefined);
+      req.resume();
+      req.on("end", () => {
+        res.writeHead(200, { etag: '"e1"', "content-length": 0 });
+        res.end();
+      });
+    });
+    await new Promise<void>((resolve) => srv.listen(0, "127.0.0.1", resolve));
+    const endpoint = `http://127.0.0.1:${(srv.address() as { port: number }).port}`;
+    const body = bytes(1, 2, 3);
+    const plain = new S3Store({ bucket: "sign-bucket", endpoint, credentials: TEST_CREDENTIALS });
+    const signed = new S3Store({
+      bucket: "sign-bucket",
+      endpoint,
+      credentials: TEST_CREDENTIALS,
+      signedPayload: true,
+    });
+    try {
+      await plain.put("k", body);
+      await signed.put("k", body);
+      const sha = createHash("sha256").update(body).digest("hex");
+      assert.deepEqual(seen, ["UNSIGNED-PAYLOAD", sha]);
+    } finally {
+      await plain.close();
+      await signed.close();
+      srv.closeAllConnections();
+      await new Promise((r) => srv.close(r));
+    }
+  });
+});
+
 describe("S3Store deadlines: an endpoint that accepts TCP and never answers", () => {
   it("S3Store.get/put: StoreTimeout naming the endpoint, the key and what to check, within deadlineMs", async () => {
     const silent = await startSilentServer();
@@ -290,11 +385,18 @@ describe("S3Store deadlines: an endpoint that accepts TCP and never answers", ()
       deadlineMs: 20_000,
     });
     try {
-      const { err, ms } = await timedFailure(() => store.list("c/"));
-      assert.ok(err instanceof StoreTimeout, String(err));
-      assert.match(err.message, /timed out on every attempt/);
-      assert.equal(silent.connections, 2, "one connection per attempt, maxAttempts 2");
-      assert.ok(ms < 5000, `gave up after ${ms.toFixed(0)} ms`);
+      // list goes through the SDK, getRange through the lean GET path: both bound their attempts alike.
+      for (const [what, call] of [
+        ["list", () => store.list("c/")],
+        ["getRange", () => store.getRange("c/0", 0, 10)],
+      ] as const) {
+        const before = silent.connections;
+        const { err, ms } = await timedFailure(call);
+        assert.ok(err instanceof StoreTimeout, `${what}: ${String(err)}`);
+        assert.match(err.message, /timed out on every attempt/, what);
+        assert.equal(silent.connections - before, 2, `${what}: one connection per attempt, maxAttempts 2`);
+        assert.ok(ms < 5000, `${what} gave up after ${ms.toFixed(0)} ms`);
+      }
     } finally {
       await store.close();
       await silent.close();

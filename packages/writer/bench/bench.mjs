@@ -2,11 +2,14 @@
 // npm run bench [-- --json FILE] [--quick] [--rounds N] [--no-scaling] [--only limit,zarr-stream,...]
 //   [--curves commitVsWriters,manifestVsRecords,rssAndReadVsRecords] [--workload FILE.json]
 // --workload: a JSON object of workload fields laid over the default (or quick) workload (workload.mjs).
+// npm run bench -- --s3 small|full|quick [--s3-keep-alive] [--rounds N] [--only zarr-stream-s3,...]
+//   [--json FILE]: the S3 part alone (s3.mjs), through versitygw on loopback.
 // Prints the table on stdout (progress on stderr); --json also writes the results as JSON.
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { runBench } from "./harness.mjs";
 import { formatReport } from "./report.mjs";
+import { formatS3Report, runS3Bench } from "./s3.mjs";
 
 const { values } = parseArgs({
   options: {
@@ -17,8 +20,21 @@ const { values } = parseArgs({
     only: { type: "string" },
     curves: { type: "string" },
     workload: { type: "string" },
+    s3: { type: "string" },
+    "s3-keep-alive": { type: "boolean", default: false },
   },
 });
+if (values.s3 !== undefined) {
+  const out = await runS3Bench({
+    size: values.s3,
+    json: values.json,
+    rounds: values.rounds === undefined ? undefined : Number(values.rounds),
+    only: values.only?.split(","),
+    keepAlive: values["s3-keep-alive"],
+  });
+  process.stdout.write(formatS3Report(out));
+  process.exit(0);
+}
 const out = await runBench({
   quick: values.quick,
   json: values.json,

@@ -1,0 +1,100 @@
+#!/usr/bin/env node
+// zarr-stream's contender of the S3 bench (s3.mjs) in its own process: writes the workload through an
+// S3Store on the loopback server, then reads one record's box and everything back.
+// Usage: s3-contender.mjs <workload.json> <endpoint> <bucket>   (credentials from AWS_* in the environment)
+// Between phases it prints `mark <phase>` and waits for a line on stdin, so the harness can count the
+// server's requests of each phase while no clock runs; the last line is the JSON result.
+import { createInterface } from "node:readline";
+import { readRecord } from "@zarr-stream/reader";
+import { allocTypedUnfilled } from "@zarr-stream/shard";
+import { S3Store } from "@zarr-stream/store";
+import { ZarrStreamWriter } from "@zarr-stream/writer";
+import { readAll } from "./read-all.mjs";
+import { makePool, streamSchema, totalBytes } from "./workload.mjs";
+
+const MB = 1e6;
+const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+
+async function mark(phase) {
+  process.stdout.write(`mark ${phase}\n`);
+  await lines.next();
+}
+
+function sameBytes(a, b) {
+  const x = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+  const y = new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+  return x.length === y.length && x.every((v, i) => v === y[i]);
+}
+
+async function main() {
+  const [wlFile, endpoint, bucket] = process.argv.slice(2);
+  const { readFileSync } = await import("node:fs");
+  const wl = JSON.parse(readFileSync(wlFile, "utf8"));
+  const pool = makePool(wl);
+  const store = new S3Store({
+    bucket,
+    endpoint,
+    forcePathStyle: true,
+    sdkGets: process.env.ZS_BENCH_S3_SDK_GETS === "1",
+  });
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  const w = await ZarrStreamWriter.create(store, streamSchema(wl), { kind: "single" });
+  for (let r = 0; r < wl.records; r++) {
+    const rec = {};
+    wl.vars.forEach((v, k) => {
+      rec[v.name] = pool[k][r % wl.pool];
+    });
+    await w.writeRecord(3600 * r, rec);
+    if ((r + 1) % wl.commit_every === 0) await w.flush();
+  }
+  await w.close();
+  const writeS = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  await mark("written");
+
+  // One store handle and caller-owned buffers, as contender.mjs reads a local store.
+  const [[a, b], [c, d]] = wl.read_region;
+  const outs = wl.vars.map((v) => allocTypedUnfilled(v.dtype, (b - a) * (d - c)));
+  const readOne = () =>
+    Promise.all(
+      wl.vars.map((v, k) =>
+        readRecord(store, v.name, wl.read_record, { lat: [a, b], lon: [c, d] }, { out: outs[k] }),
+      ),
+    );
+  const got = await readOne();
+  wl.vars.forEach((v, k) => {
+    const f = pool[k][wl.read_record % wl.pool];
+    const want = new f.constructor((b - a) * (d - c));
+    for (let i = a; i < b; i++) want.set(f.subarray(i * wl.lon + c, i * wl.lon + d), (i - a) * (d - c));
+    if (!sameBytes(got[k].data, want))
+      throw new Error(`read-back of ${v.name} differs from what was written`);
+  });
+  await mark("record");
+  let warm = Number.POSITIVE_INFINITY;
+  for (let i = 0; i < wl.warm_reps; i++) {
+    const t = performance.now();
+    await readOne();
+    warm = Math.min(warm, performance.now() - t);
+  }
+  await mark("warm");
+  const t = performance.now();
+  const bytes = await readAll(store, wl);
+  const allS = (performance.now() - t) / 1000;
+  if (bytes !== totalBytes(wl))
+    throw new Error(`read all returned ${bytes} bytes, expected ${totalBytes(wl)}`);
+  await mark("read-all");
+  await store.close();
+  const result = {
+    write_s: writeS,
+    write_MBps: totalBytes(wl) / MB / writeS,
+    write_cpu_s: (cpu.user + cpu.system) / 1e6,
+    read_record_ms: warm,
+    read_all_MBps: bytes / MB / allS,
+    peak_rss_MB: process.resourceUsage().maxRSS / 1024,
+  };
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+  process.exit(0);
+}
+
+await main();

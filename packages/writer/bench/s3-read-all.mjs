@@ -1,0 +1,133 @@
+#!/usr/bin/env node
+// The read-all pass through S3 by zarr-stream and by TensorStore on one bucket, taking turns, each turn a
+// process of its own (as record-reads.mjs does for local one-record reads): both read the same objects on
+// the same server, so a machine whose speed drifts moves both alike. The store is written first, by
+// zarr-stream, into a fresh bucket on a versitygw started here (VGW_KEEP_ALIVE=true in the environment
+// turns the gateway's keep-alive on). zarr-stream-sdk is zarr-stream with its GETs through the AWS SDK
+// (S3StoreOptions.sdkGets) instead of the lean GET path: the fix's before and after in one run.
+//   node bench/s3-read-all.mjs [small|full|quick] [pairs]
+//   node bench/s3-read-all.mjs --ours WORKLOAD.json ENDPOINT BUCKET    (one turn of ours; prints JSON)
+import { spawn } from "node:child_process";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { S3Store } from "@zarr-stream/store";
+import { startS3Server } from "@zarr-stream/test-support/s3-server";
+import { ZarrStreamWriter } from "@zarr-stream/writer";
+import { PYTHON } from "./harness.mjs";
+import { readAll } from "./read-all.mjs";
+import { s3Workload } from "./s3.mjs";
+import { makePool, streamSchema, totalBytes } from "./workload.mjs";
+
+const here = fileURLToPath(new URL(".", import.meta.url));
+const PEERS_S3 = join(here, "..", "..", "..", "python", "bench_peers_s3.py");
+
+function run(cmd, args, env) {
+  return new Promise((resolve, reject) => {
+    const p = spawn(cmd, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    p.stdout.on("data", (d) => {
+      out += d;
+    });
+    p.stderr.on("data", (d) => {
+      err = (err + d).slice(-4000);
+    });
+    p.on("close", (code) =>
+      code === 0
+        ? resolve(JSON.parse(out.trim().split("\n").pop()))
+        : reject(new Error(`${cmd} exited ${code}: ${err}`)),
+    );
+  });
+}
+
+async function ours(wlFile, endpoint, bucket, sdkGets) {
+  const wl = JSON.parse(readFileSync(wlFile, "utf8"));
+  const store = new S3Store({ bucket, endpoint, forcePathStyle: true, sdkGets: sdkGets === "sdk" });
+  const cpu = process.cpuUsage();
+  const t = performance.now();
+  const bytes = await readAll(store, wl);
+  const s = (performance.now() - t) / 1000;
+  const u = process.cpuUsage(cpu);
+  await store.close();
+  return { read_all_MBps: bytes / 1e6 / s, bytes, cpu_s: (u.user + u.system) / 1e6 };
+}
+
+if (process.argv[2] === "--ours") {
+  process.stdout.write(`${JSON.stringify(await ours(...process.argv.slice(3, 7)))}\n`);
+  process.exit(0);
+}
+
+const size = process.argv[2] ?? "small";
+const pairs = Number(process.argv[3] ?? 3);
+const wl = s3Workload(size);
+const dir = join(tmpdir(), `zs-s3-read-all-${process.pid}`);
+mkdirSync(dir, { recursive: true });
+const wlFile = join(dir, "workload.json");
+writeFileSync(wlFile, JSON.stringify(wl));
+const server = await startS3Server("versitygw");
+try {
+  const bucket = await server.makeBucket("zs-read-all");
+  Object.assign(process.env, server.env);
+  const store = new S3Store({ bucket, endpoint: server.endpoint, forcePathStyle: true });
+  const pool = makePool(wl);
+  const w = await ZarrStreamWriter.create(store, streamSchema(wl), { kind: "single" });
+  for (let r = 0; r < wl.records; r++) {
+    await w.writeRecord(3600 * r, Object.fromEntries(wl.vars.map((v, k) => [v.name, pool[k][r % wl.pool]])));
+    if ((r + 1) % wl.commit_every === 0) await w.flush();
+  }
+  await w.close();
+  await store.close();
+  const rows = { "zarr-stream": [], "zarr-stream-sdk": [], tensorstore: [] };
+  const cpu = { "zarr-stream": [], "zarr-stream-sdk": [], tensorstore: [] };
+  const turn = (name) =>
+    name === "tensorstore"
+      ? run(PYTHON, [PEERS_S3, "tensorstore-read-all", wlFile, server.endpoint, bucket], {})
+      : run(
+          process.execPath,
+          [
+            fileURLToPath(import.meta.url),
+            "--ours",
+            wlFile,
+            server.endpoint,
+            bucket,
+            name === "zarr-stream" ? "lean" : "sdk",
+          ],
+          { ZSTREAM_CODECS: "native" },
+        );
+  for (let i = 0; i < pairs; i++) {
+    const load = loadavg()[0].toFixed(2);
+    const got = {};
+    for (const name of Object.keys(rows)) {
+      const r = await turn(name);
+      if (r.bytes !== totalBytes(wl))
+        throw new Error(`${name} read ${r.bytes} bytes, expected ${totalBytes(wl)}`);
+      rows[name].push(r.read_all_MBps);
+      cpu[name].push(r.cpu_s);
+      got[name] = r;
+    }
+    process.stderr.write(
+      `turn ${i + 1} (load ${load}): ${Object.entries(got)
+        .map(([n, r]) => `${n} ${r.read_all_MBps.toFixed(0)} MB/s cpu ${r.cpu_s.toFixed(2)} s`)
+        .join(", ")}\n`,
+    );
+  }
+  const med = (xs) => [...xs].sort((x, y) => x - y)[xs.length >> 1];
+  const ratio = (n) => med(rows[n].map((x, i) => x / rows.tensorstore[i]));
+  process.stdout.write(
+    `${JSON.stringify({
+      workload: size,
+      pairs,
+      keep_alive: process.env.VGW_KEEP_ALIVE === "true",
+      MBps: rows,
+      cpu_s: cpu,
+      median_ratio_to_tensorstore: {
+        "zarr-stream": ratio("zarr-stream"),
+        "zarr-stream-sdk": ratio("zarr-stream-sdk"),
+      },
+    })}\n`,
+  );
+} finally {
+  await server.stop();
+}
