@@ -22,7 +22,7 @@ export const CONTENDERS = [
 ];
 
 /** Runs a process to completion; resolves with its stdout, rejects with its stderr tail. */
-function run(cmd, args, env = {}) {
+export function run(cmd, args, env = {}) {
   return new Promise((resolve, reject) => {
     const p = spawn(cmd, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
@@ -42,7 +42,7 @@ function run(cmd, args, env = {}) {
   });
 }
 
-const lastJson = (out) => JSON.parse(out.trim().split("\n").pop());
+export const lastJson = (out) => JSON.parse(out.trim().split("\n").pop());
 
 function spawnLines(args, env, onLine) {
   const p = spawn(process.execPath, args, {
@@ -112,7 +112,7 @@ async function runProcs4(wlFile, dir, env) {
 }
 
 /** One measurement of one contender (its own process or processes). */
-async function measure(name, wlFile, wl, workDir) {
+export async function measure(name, wlFile, wl, workDir) {
   const dir = join(workDir, name);
   const node = (mode, env = {}) =>
     run(process.execPath, [join(here, "contender.mjs"), mode, wlFile, dir], env).then(lastJson);
