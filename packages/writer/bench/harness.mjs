@@ -145,7 +145,7 @@ export async function measure(name, wlFile, wl, workDir) {
   }
 }
 
-/** Keeps each figure's best over rounds (peak RSS: the worst, to stay conservative). */
+/** Keeps each figure's best over rounds (times and CPU the lowest; peak RSS the worst, to stay conservative). */
 export function best(a, b) {
   if (!a) return b;
   const out = { ...a };
@@ -153,7 +153,7 @@ export function best(a, b) {
     if (typeof v !== "number" || typeof a[k] !== "number") continue;
     // Throughputs (write_MBps, and the limit's compress_MBps_1core and _allcores) keep the highest.
     if (k.includes("_MBps")) out[k] = Math.max(a[k], v);
-    else if (k.endsWith("_ms") || k === "write_s") out[k] = Math.min(a[k], v);
+    else if (k.endsWith("_ms") || k === "write_s" || k.endsWith("_cpu_s")) out[k] = Math.min(a[k], v);
     else if (k.includes("rss")) out[k] = Math.max(a[k], v);
   }
   out.load_avg = [...(a.load_avg ?? []), ...(b.load_avg ?? [])];

@@ -166,6 +166,7 @@ export function cellRatios(r) {
   if (r[BASELINE]) {
     out["write/baseline"] = div(ours.write_MBps, r[BASELINE].write_MBps);
     out["read_all/baseline"] = div(ours.read_all_MBps, r[BASELINE].read_all_MBps);
+    out["writer_cpu/baseline"] = div(ours.write_cpu_s, r[BASELINE].write_cpu_s);
   }
   for (const k of Object.keys(out)) if (out[k] === undefined) delete out[k];
   return out;
@@ -290,7 +291,7 @@ export function formatMatrix(out) {
     "s/ts",
     "frames/c-blosc",
     "cpu w/enc",
-    ...(baseline ? ["w/before", "r/before"] : []),
+    ...(baseline ? ["w/before", "r/before", "cpu/before"] : []),
   ];
   const rows = [head];
   for (const c of out.cells) {
@@ -313,7 +314,9 @@ export function formatMatrix(out) {
       fmt(q["store/tensorstore"], 4),
       fmt(q["frames/c-blosc"], 4),
       fmt(q["writer_cpu/encode_cpu"], 2),
-      ...(baseline ? [fmt(q["write/baseline"], 2), fmt(q["read_all/baseline"], 2)] : []),
+      ...(baseline
+        ? [fmt(q["write/baseline"], 2), fmt(q["read_all/baseline"], 2), fmt(q["writer_cpu/baseline"], 3)]
+        : []),
     ]);
   }
   lines.push(table(rows));

@@ -39,6 +39,7 @@ describe("the benchmark harness: figures over rounds", () => {
       read_record_ms: 5 - x,
       read_record_cold_ms: 10 + x,
       peak_rss_MB: 400 + x,
+      write_cpu_s: 2 - x,
       load_avg: [x],
     });
     const kept = [round(0), round(2), round(1)].reduce((a, b) => best(a, b), undefined);
@@ -49,6 +50,7 @@ describe("the benchmark harness: figures over rounds", () => {
       read_record_ms: 3,
       read_record_cold_ms: 10,
       peak_rss_MB: 402,
+      write_cpu_s: 0,
       load_avg: [0, 2, 1],
     });
   });
