@@ -146,12 +146,30 @@ function extractChunk(layout: ArrayLayout, data: TypedArray, origin: number[]): 
   return chunk;
 }
 
+/**
+ * Whether the in-shape part (`valid`, from the chunk's origin) of a chunk is all zero. An edge chunk's
+ * part is scanned in place, a row (run along the last dim) at a time, so the first nonzero row ends the
+ * scan: a copy of the part first cost a chunk-sized allocation and a strided copy on the JS thread for
+ * every edge chunk of every shard written.
+ */
 function validPartIsZero(layout: ArrayLayout, chunk: TypedArray, valid: number[]): boolean {
-  if (valid.every((v, d) => v === layout.chunkShape[d])) return allZeroBytes(bytesOf(chunk));
-  const part = allocTyped(layout.dtype, product(valid));
-  const zeros = valid.map(() => 0);
-  copyStrided(chunk, layout.chunkShape, zeros, part, valid, zeros, valid);
-  return allZeroBytes(bytesOf(part));
+  const shape = layout.chunkShape;
+  const bytes = bytesOf(chunk);
+  if (valid.every((v, d) => v === shape[d])) return allZeroBytes(bytes);
+  if (valid.some((v) => v === 0)) return true;
+  const size = itemSize(layout.dtype);
+  const last = shape.length - 1;
+  const rowBytes = valid[last]! * size;
+  const pos: number[] = new Array(last).fill(0);
+  for (;;) {
+    let row = 0;
+    for (let d = 0; d < last; d++) row = row * shape[d]! + pos[d]!;
+    const start = row * shape[last]! * size;
+    if (!allZeroBytes(bytes.subarray(start, start + rowBytes))) return false;
+    let d = last - 1;
+    while (d >= 0 && ++pos[d]! === valid[d]) pos[d--] = 0;
+    if (d < 0) return true;
+  }
 }
 
 /**

@@ -3,7 +3,14 @@ import { test } from "node:test";
 import { profileCodec } from "@zarr-stream/codecs";
 import { SchemaError, type TypedArray } from "@zarr-stream/spec";
 import fc from "fast-check";
-import { allocTyped, copyStrided, encodeShard, encodeShardChunks } from "../src/index.js";
+import {
+  allocTyped,
+  copyStrided,
+  encodeShard,
+  encodeShardChunks,
+  parseShardIndex,
+  shardIndexByteLength,
+} from "../src/index.js";
 import { layoutOf, product, randomBytes } from "./helpers.js";
 
 /** Splits a C-order shard buffer into its inner chunks, each in its own C order (C order over the grid). */
@@ -97,5 +104,81 @@ test("encodeShardChunks refuses a wrong chunk count, dtype or length with a Sche
   await assert.rejects(
     encodeShardChunks(layout, [0, 0], wrongLength),
     (e: unknown) => e instanceof SchemaError && e.pointer === "/chunks/3",
+  );
+});
+
+test("encodeShardChunks leaves out exactly the chunks whose in-shape part is zero, whatever their padding holds", async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(
+        fc.record({
+          chunk: fc.integer({ min: 1, max: 4 }),
+          per: fc.integer({ min: 1, max: 3 }),
+          cut: fc.nat(7),
+        }),
+        { minLength: 1, maxLength: 3 },
+      ),
+      fc.integer({ min: 1, max: 2 ** 30 }),
+      async (dims, seed) => {
+        const chunkShape = dims.map((d) => d.chunk);
+        const shardShape = dims.map((d) => d.chunk * d.per);
+        const shape = shardShape.map((s, i) => Math.max(1, s - dims[i]!.cut));
+        const layout = layoutOf({
+          shape,
+          shardShape,
+          chunkShape,
+          dtype: "float32",
+          codec: profileCodec("diagnostic", "float32"),
+        });
+        const grid = shardShape.map((s, d) => s / chunkShape[d]!);
+        const noise = new Uint32Array(randomBytes(4 * product(grid) * 2, seed).buffer);
+        const want: boolean[] = [];
+        const chunks: TypedArray[] = [];
+        for (let i = 0; i < product(grid); i++) {
+          const origin: number[] = new Array(grid.length);
+          let rest = i;
+          for (let d = grid.length - 1; d >= 0; d--) {
+            origin[d] = (rest % grid[d]!) * chunkShape[d]!;
+            rest = Math.floor(rest / grid[d]!);
+          }
+          const valid = origin.map((o, d) => Math.max(0, Math.min(chunkShape[d]!, shape[d]! - o)));
+          // Padding (past the array's edge) holds nonzero values; the in-shape part is zero but for at
+          // most one element, at a random in-shape position (the last one included).
+          const chunk = new Float32Array(product(chunkShape)).fill(7);
+          const inShape: number[] = [];
+          for (let k = 0; k < chunk.length; k++) {
+            let r = k;
+            let inside = true;
+            for (let d = chunkShape.length - 1; d >= 0; d--) {
+              if (r % chunkShape[d]! >= valid[d]!) inside = false;
+              r = Math.floor(r / chunkShape[d]!);
+            }
+            if (inside) {
+              chunk[k] = 0;
+              inShape.push(k);
+            }
+          }
+          const keep = inShape.length > 0 && noise[2 * i]! % 2 === 1;
+          if (keep) chunk[inShape[noise[2 * i + 1]! % inShape.length]!] = 1;
+          want.push(keep);
+          chunks.push(chunk);
+        }
+        const bytes = await encodeShardChunks(
+          layout,
+          shape.map(() => 0),
+          chunks,
+        );
+        const index = await parseShardIndex(
+          layout,
+          bytes.subarray(bytes.length - shardIndexByteLength(layout)),
+          bytes.length,
+        );
+        assert.deepEqual(
+          Array.from(index.nbytes, (n) => n >= 0),
+          want,
+        );
+      },
+    ),
+    { numRuns: 60 },
   );
 });

@@ -4,6 +4,8 @@
 // --workload: a JSON object of workload fields laid over the default (or quick) workload (workload.mjs).
 // npm run bench -- --s3 small|full|quick [--s3-keep-alive] [--rounds N] [--only zarr-stream-s3,...]
 //   [--json FILE]: the S3 part alone (s3.mjs), through versitygw on loopback.
+// npm run bench -- --matrix [--json FILE] [--quick] [--rounds N] [--cells NAME,...] [--baseline DIR]
+//   the workload matrix (matrix.mjs; README "The workload matrix")
 // Prints the table on stdout (progress on stderr); --json also writes the results as JSON.
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
@@ -22,6 +24,9 @@ const { values } = parseArgs({
     workload: { type: "string" },
     s3: { type: "string" },
     "s3-keep-alive": { type: "boolean", default: false },
+    matrix: { type: "boolean", default: false },
+    cells: { type: "string" },
+    baseline: { type: "string" },
   },
 });
 if (values.s3 !== undefined) {
@@ -33,6 +38,18 @@ if (values.s3 !== undefined) {
     keepAlive: values["s3-keep-alive"],
   });
   process.stdout.write(formatS3Report(out));
+  process.exit(0);
+}
+if (values.matrix) {
+  const { runMatrix, formatMatrix } = await import("./matrix.mjs");
+  const out = await runMatrix({
+    quick: values.quick,
+    json: values.json,
+    rounds: values.rounds === undefined ? undefined : Number(values.rounds),
+    cells: values.cells?.split(","),
+    baseline: values.baseline,
+  });
+  process.stdout.write(formatMatrix(out));
   process.exit(0);
 }
 const out = await runBench({

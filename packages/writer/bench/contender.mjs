@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 // One zarr-stream contender run in its own process (so maxRSS is its own).
-// Usage: contender.mjs <mode: single|regions4|procs4-owner|procs4-contributor> <workload.json> <store-dir> [id]
+// Usage: contender.mjs <mode: single|regions4|procs4-owner|procs4-contributor|encode-only> <workload.json>
+//   <store-dir> [id]
 // Prints one JSON result line on stdout (procs4-*: see multiProcess below). ZSTREAM_CODECS picks the backend.
 import { execFileSync } from "node:child_process";
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { codecBackend } from "@zarr-stream/codecs";
+import { codecBackend, encodeInto, maxEncodedLength, profileCodec } from "@zarr-stream/codecs";
 import { fileIoBackend } from "@zarr-stream/fileio";
 import { readRecord } from "@zarr-stream/reader";
 import { allocTypedUnfilled } from "@zarr-stream/shard";
@@ -137,8 +139,12 @@ async function readBack(wl, pool, dir) {
   return { read_record_ms: warm, read_record_cold_ms: cold, read_all_MBps: bytes / MB / allS };
 }
 
+/** The bytes of the store's files (as bench_peers.py counts a peer's: directories not counted). */
 function storeBytes(dir) {
-  return Number(execFileSync("du", ["-sb", dir]).toString().split("\t")[0]);
+  let n = 0;
+  for (const e of readdirSync(dir, { recursive: true, withFileTypes: true }))
+    if (e.isFile()) n += statSync(join(e.parentPath ?? e.path, e.name)).size;
+  return n;
 }
 
 /**
@@ -195,11 +201,62 @@ async function multiProcess(role, wl, pool, dir, id, n) {
   process.exit(0);
 }
 
+/**
+ * Our codec alone on the inner chunks the writer compresses (edge chunks whole, padded with the fill
+ * value 0, as the writer and bench_peers.py's limit hold them), a record's chunks of a variable per
+ * encodeInto call and the variables' calls side by side: what the writer's CPU is judged against, and
+ * the frames' bytes that the c-blosc limit's compressed_bytes are judged against.
+ */
+async function encodeOnly(wl, pool) {
+  const [ct, ch, cw] = wl.chunk;
+  if (ct !== 1) throw new Error("encode-only takes chunks of time extent 1");
+  const perVar = wl.vars.map((v, k) => {
+    const spec = profileCodec(wl.profile, v.dtype);
+    const records = pool[k].map((f) => {
+      const chunks = [];
+      for (let i = 0; i < wl.lat; i += ch)
+        for (let j = 0; j < wl.lon; j += cw) {
+          const c = new f.constructor(ch * cw);
+          const rows = Math.min(ch, wl.lat - i);
+          const cols = Math.min(cw, wl.lon - j);
+          for (let y = 0; y < rows; y++)
+            c.set(f.subarray((i + y) * wl.lon + j, (i + y) * wl.lon + j + cols), y * cw);
+          chunks.push(new Uint8Array(c.buffer));
+        }
+      return chunks;
+    });
+    const bound = records[0].reduce((s, c) => s + maxEncodedLength(spec, c.length), 0);
+    return { spec, records, out: new Uint8Array(bound), sizes: new Uint32Array(records[0].length) };
+  });
+  let compressed = 0;
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  for (let r = 0; r < wl.records; r++) {
+    const ends = await Promise.all(
+      perVar.map((p) => encodeInto(p.spec, p.records[r % wl.pool], p.out, 0, p.sizes)),
+    );
+    for (const n of ends) compressed += n;
+  }
+  const s = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  return {
+    backend: codecBackend(),
+    encode_s: s,
+    encode_MBps: totalBytes(wl) / MB / s,
+    encode_cpu_s: (cpu.user + cpu.system) / 1e6,
+    compressed_bytes: compressed,
+  };
+}
+
 async function main() {
   const [mode, wlFile, dir, idArg] = process.argv.slice(2);
   const wl = JSON.parse(readFileSync(wlFile, "utf8"));
   const pool = makePool(wl);
   const baseline = rssMB();
+  if (mode === "encode-only") {
+    process.stdout.write(`${JSON.stringify(await encodeOnly(wl, pool))}\n`);
+    return;
+  }
   if (mode === "procs4-owner" || mode === "procs4-contributor") {
     if (mode === "procs4-owner") rmSync(dir, { recursive: true, force: true });
     await multiProcess(

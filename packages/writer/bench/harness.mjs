@@ -22,7 +22,7 @@ export const CONTENDERS = [
 ];
 
 /** Runs a process to completion; resolves with its stdout, rejects with its stderr tail. */
-function run(cmd, args, env = {}) {
+export function run(cmd, args, env = {}) {
   return new Promise((resolve, reject) => {
     const p = spawn(cmd, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
@@ -42,7 +42,7 @@ function run(cmd, args, env = {}) {
   });
 }
 
-const lastJson = (out) => JSON.parse(out.trim().split("\n").pop());
+export const lastJson = (out) => JSON.parse(out.trim().split("\n").pop());
 
 function spawnLines(args, env, onLine) {
   const p = spawn(process.execPath, args, {
@@ -112,7 +112,7 @@ async function runProcs4(wlFile, dir, env) {
 }
 
 /** One measurement of one contender (its own process or processes). */
-async function measure(name, wlFile, wl, workDir) {
+export async function measure(name, wlFile, wl, workDir) {
   const dir = join(workDir, name);
   const node = (mode, env = {}) =>
     run(process.execPath, [join(here, "contender.mjs"), mode, wlFile, dir], env).then(lastJson);
@@ -145,7 +145,7 @@ async function measure(name, wlFile, wl, workDir) {
   }
 }
 
-/** Keeps each figure's best over rounds (peak RSS: the worst, to stay conservative). */
+/** Keeps each figure's best over rounds (times and CPU the lowest; peak RSS the worst, to stay conservative). */
 export function best(a, b) {
   if (!a) return b;
   const out = { ...a };
@@ -153,7 +153,7 @@ export function best(a, b) {
     if (typeof v !== "number" || typeof a[k] !== "number") continue;
     // Throughputs (write_MBps, and the limit's compress_MBps_1core and _allcores) keep the highest.
     if (k.includes("_MBps")) out[k] = Math.max(a[k], v);
-    else if (k.endsWith("_ms") || k === "write_s") out[k] = Math.min(a[k], v);
+    else if (k.endsWith("_ms") || k === "write_s" || k.endsWith("_cpu_s")) out[k] = Math.min(a[k], v);
     else if (k.includes("rss")) out[k] = Math.max(a[k], v);
   }
   out.load_avg = [...(a.load_avg ?? []), ...(b.load_avg ?? [])];

@@ -53,8 +53,13 @@ export function quickWorkload() {
   };
 }
 
+const ARRAYS = { float64: Float64Array, float32: Float32Array, int32: Int32Array, uint8: Uint8Array };
+
 export function itemSize(dtype) {
-  return dtype === "float64" ? 8 : 4;
+  const A = ARRAYS[dtype];
+  if (A === undefined)
+    throw new Error(`the bench generates no ${dtype} data (float64, float32, int32, uint8)`);
+  return A.BYTES_PER_ELEMENT;
 }
 
 /** Uncompressed bytes of the whole workload. */
@@ -62,27 +67,36 @@ export function totalBytes(wl) {
   return wl.vars.reduce((s, v) => s + wl.records * wl.lat * wl.lon * itemSize(v.dtype), 0);
 }
 
-/** Record `r` of variable `k` as a row-major (lat, lon) typed array. */
+/**
+ * Record `r` of variable `k` as a row-major (lat, lon) typed array. Integer dtypes take the floor of the
+ * same double (bench_peers.py: np.floor), so every contender stores the same integers; `scale` (default
+ * 10) is the noise's range.
+ */
 export function field(wl, k, r) {
   const { lat, lon } = wl;
   const v = wl.vars[k];
-  const out = v.dtype === "float64" ? new Float64Array(lat * lon) : new Float32Array(lat * lon);
+  itemSize(v.dtype);
+  const out = new ARRAYS[v.dtype](lat * lon);
+  const int = v.dtype === "int32" || v.dtype === "uint8";
   if (v.kind === "noise") {
     const c = (r * 40503 + k * 97) >>> 0;
+    const scale = v.scale ?? 10;
     for (let i = 0; i < lat * lon; i++) {
       let h = (Math.imul(i, 2654435761 | 0) + c) >>> 0;
       h = (h ^ (h >>> 15)) >>> 0;
       h = Math.imul(h, 2246822519 | 0) >>> 0;
       h = (h ^ (h >>> 13)) >>> 0;
-      out[i] = (h / 4294967296) * 10;
+      const x = (h / 4294967296) * scale;
+      out[i] = int ? Math.floor(x) : x;
     }
     return out;
   }
   for (let i = 0; i < lat; i++) {
     const a = Math.sin(i * (3 / lat) + r * 0.1 + k);
     for (let j = 0; j < lon; j++) {
-      out[i * lon + j] =
+      const x =
         v.base + v.amp * a * Math.cos(j * (4 / lon) - k) + 0.01 * v.amp * Math.sin(i * j * (1 / 9000));
+      out[i * lon + j] = int ? Math.floor(x) : x;
     }
   }
   return out;

@@ -47,6 +47,8 @@ interface ShardBuffer {
   idx: number[];
   data: TypedArray;
   chunks: TypedArray[];
+  /** The chunks' bytes (views made once, not per record). */
+  chunkBytes: Uint8Array[];
   slots: ChunkSlot[];
   dirty: boolean;
   /** Reused from an earlier time shard: positions not put since still hold its values (see zeroStale). */
@@ -60,6 +62,29 @@ interface OpenTimeShard {
 }
 
 const product = (xs: number[]) => xs.reduce((p, n) => p * n, 1);
+
+/** One array's copies of a record into its shards' chunks (see copyBoxes). */
+interface CopyJob {
+  dsts: Uint8Array[];
+  boxes: number[];
+}
+
+/**
+ * A ShardBuffer, fresh or reused, always built here with its properties in one order: objects of one
+ * shape keep put's optimized code valid, where a reused buffer spread from a fresh one had a shape of its
+ * own and deoptimized put at every time shard.
+ */
+function shardBuffer(
+  plan: ArrayPlan,
+  idx: number[],
+  data: TypedArray,
+  chunks: TypedArray[],
+  chunkBytes: Uint8Array[],
+  slots: ChunkSlot[],
+  stale: boolean,
+): ShardBuffer {
+  return { plan, idx, data, chunks, chunkBytes, slots, dirty: false, stale };
+}
 
 /** The chunk slots of one owned shard: every inner chunk with an in-shape part, and its box in a record. */
 function chunkSlots(plan: ArrayPlan, idx: number[]): ChunkSlot[] {
@@ -150,7 +175,9 @@ export class TimeShardBuffers {
           // Not cleared here: a streaming append overwrites every position, so clearing a time shard's
           // worth of memory per time shard would be wasted; zeroStale clears only what stays unwritten.
           this.spare.delete(spareKey);
-          buffers.push({ ...reused, idx, dirty: false, stale: true });
+          buffers.push(
+            shardBuffer(reused.plan, idx, reused.data, reused.chunks, reused.chunkBytes, reused.slots, true),
+          );
           continue;
         }
         const data = allocTyped(plan.dtype, product(plan.layout.shardShape));
@@ -158,7 +185,8 @@ export class TimeShardBuffers {
         const chunks = Array.from({ length: data.length / size }, (_, i) =>
           data.subarray(i * size, (i + 1) * size),
         );
-        buffers.push({ plan, idx, data, chunks, slots: chunkSlots(plan, owned), dirty: false, stale: false });
+        const bytes = chunks.map((c) => bytesOf(c));
+        buffers.push(shardBuffer(plan, idx, data, chunks, bytes, chunkSlots(plan, owned), false));
       }
     }
     const shard = { buffers, filled: new Set<number>() };
@@ -236,6 +264,29 @@ export class TimeShardBuffers {
     return out;
   }
 
+  /**
+   * Adds to `job` the copy boxes of time position `pos` into `b`'s chunks: per slot, its destination's
+   * position in job.dsts, then srcStart, dstStart and count. Plain loops over numbers: on a shard of
+   * hundreds of small chunks this runs per record, and spreading the slots' arrays into push made a
+   * function that V8 took hundreds of milliseconds to optimize, again after each deopt.
+   */
+  private addBoxes(b: ShardBuffer, pos: number, job: CopyJob): void {
+    const { timeAxis } = b.plan;
+    const chunkT = timeAxis < 0 ? 1 : b.plan.layout.chunkShape[timeAxis]!;
+    const { boxes, dsts } = job;
+    for (const slot of b.slots) {
+      if (timeAxis >= 0) {
+        if (pos < slot.timeOrigin || pos >= slot.timeOrigin + chunkT) continue;
+        slot.dstStart[timeAxis] = pos - slot.timeOrigin;
+      }
+      boxes.push(dsts.length);
+      for (let d = 0; d < slot.srcStart.length; d++) boxes.push(slot.srcStart[d]!);
+      for (let d = 0; d < slot.dstStart.length; d++) boxes.push(slot.dstStart[d]!);
+      for (let d = 0; d < slot.count.length; d++) boxes.push(slot.count[d]!);
+      dsts.push(b.chunkBytes[slot.chunk]!);
+    }
+  }
+
   private clearStale(b: ShardBuffer): void {
     if (!b.stale) return;
     bytesOf(b.data).fill(0);
@@ -268,15 +319,15 @@ export class TimeShardBuffers {
     const tsi = Math.floor(index / this.shardT);
     const pos = index % this.shardT;
     const shard = this.open.get(tsi) ?? this.allocate(tsi);
-    const byArray = new Map<ArrayPlan, { dsts: Uint8Array[]; boxes: number[] }>();
+    const byArray = new Map<ArrayPlan, CopyJob>();
     for (const b of shard.buffers) {
       if (!arrays.has(b.plan.name)) continue;
-      const job = byArray.get(b.plan) ?? { dsts: [], boxes: [] };
-      byArray.set(b.plan, job);
-      for (const slot of this.slotsAt(b, pos)) {
-        job.boxes.push(job.dsts.length, ...slot.srcStart, ...slot.dstStart, ...slot.count);
-        job.dsts.push(bytesOf(b.chunks[slot.chunk]!));
+      let job = byArray.get(b.plan);
+      if (job === undefined) {
+        job = { dsts: [], boxes: [] };
+        byArray.set(b.plan, job);
       }
+      this.addBoxes(b, pos, job);
       b.dirty = true;
     }
     shard.filled.add(pos);

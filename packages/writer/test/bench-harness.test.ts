@@ -39,6 +39,7 @@ describe("the benchmark harness: figures over rounds", () => {
       read_record_ms: 5 - x,
       read_record_cold_ms: 10 + x,
       peak_rss_MB: 400 + x,
+      write_cpu_s: 2 - x,
       load_avg: [x],
     });
     const kept = [round(0), round(2), round(1)].reduce((a, b) => best(a, b), undefined);
@@ -49,6 +50,7 @@ describe("the benchmark harness: figures over rounds", () => {
       read_record_ms: 3,
       read_record_cold_ms: 10,
       peak_rss_MB: 402,
+      write_cpu_s: 0,
       load_avg: [0, 2, 1],
     });
   });
@@ -120,6 +122,122 @@ describe("the benchmark harness", { skip }, () => {
       assert.ok(
         s.rss_and_read_vs_records.read.every((p: { read_record_ms: number }) => isPositive(p.read_record_ms)),
       );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+// The workload matrix (bench/matrix.mjs): its ratios and worst cells from given figures, its cells'
+// validity, and one tiny matrix with every contender.
+const matrixUrl = new URL("../../bench/matrix.mjs", import.meta.url).href;
+const workloadUrl = new URL("../../bench/workload.mjs", import.meta.url).href;
+
+describe("the workload matrix: ratios and worst cells", () => {
+  it("divides ours by each peer, frames by c-blosc's, writer CPU by encode-only CPU, and picks each ratio's worst cell", async () => {
+    const { cellRatios, worstCells, formatMatrix } = await import(matrixUrl);
+    const cell = (name: string, ours: number, ts: number, frames: number, cpu: number) => ({
+      name,
+      ratios: cellRatios({
+        "zarr-stream": { write_MBps: ours, read_all_MBps: 2 * ours, store_bytes: 1010, write_cpu_s: cpu },
+        "zarr-python-zarrs": { write_MBps: 100, read_all_MBps: 100, store_bytes: 1000 },
+        tensorstore: { write_MBps: ts, read_all_MBps: 400, store_bytes: 1000 },
+        "encode-only": { compressed_bytes: frames, encode_cpu_s: 1 },
+        limit: { compressed_bytes: 1000 },
+      }),
+    });
+    const cells = [
+      cell("a", 150, 100, 1004, 1.05),
+      cell("b", 120, 200, 1020, 1.3),
+      cell("c", 90, 50, 990, 1.0),
+    ];
+    assert.deepEqual(cells[0]!.ratios, {
+      "write/zarr-python-zarrs": 1.5,
+      "read_all/zarr-python-zarrs": 3,
+      "store/zarr-python-zarrs": 1.01,
+      "write/tensorstore": 1.5,
+      "read_all/tensorstore": 0.75,
+      "store/tensorstore": 1.01,
+      "frames/c-blosc": 1.004,
+      "writer_cpu/encode_cpu": 1.05,
+    });
+    const worst = worstCells(cells);
+    // Speeds: the lowest ratio; sizes and CPU: the highest.
+    assert.deepEqual(worst["write/zarr-python-zarrs"], { cell: "c", value: 0.9 });
+    assert.deepEqual(worst["write/tensorstore"], { cell: "b", value: 0.6 });
+    assert.deepEqual(worst["frames/c-blosc"], { cell: "b", value: 1.02 });
+    assert.deepEqual(worst["writer_cpu/encode_cpu"], { cell: "b", value: 1.3 });
+    const text = formatMatrix({
+      machine: { cpus: 2, cpu_model: "x", rounds: 1, load_avg: { min: 0, max: 1 }, minutes: 1 },
+      cells: cells.map((c) => ({ ...c, data_MB: 1, contenders: {} })),
+      worst,
+    });
+    assert.match(text, /LOSS +write\/tensorstore: 0\.600 in "b"/);
+    assert.match(text, /MISSED +frames\/c-blosc: 1\.020 in "b"/);
+  });
+
+  it("has cells the writer accepts, one factor away from the base each, with 4 writers splitting the grid evenly", async () => {
+    const { matrixCells, baseCell } = await import(matrixUrl);
+    const { streamSchema } = await import(workloadUrl);
+    const { validateStreamSchema } = await import("@zarr-stream/spec");
+    const cells = matrixCells();
+    const base = baseCell();
+    assert.equal(cells[0].name, "base");
+    assert.deepEqual(new Set(cells.map((c: { name: string }) => c.name)).size, cells.length);
+    for (const c of cells) {
+      validateStreamSchema(streamSchema(c.wl));
+      assert.ok(c.wl.read_record < c.wl.records && c.wl.records % c.wl.shard[0] === 0, c.name);
+      const changed = Object.keys(base).filter(
+        (k) =>
+          !["commit_every", "read_region"].includes(k) && JSON.stringify(base[k]) !== JSON.stringify(c.wl[k]),
+      );
+      // One factor; the chunk and time-shard factors move the shard (and the grid) with them.
+      assert.ok(c.factor === "issue" || changed.length <= 3, `${c.name}: ${changed}`);
+      if (c.wl.writers === 4) assert.equal((c.wl.lat / c.wl.shard[1]) % 4, 0);
+    }
+    for (const factor of ["profile", "dtype", "chunk", "grid", "time shard", "writers"])
+      assert.ok(
+        cells.some((c: { factor: string }) => c.factor === factor),
+        factor,
+      );
+  });
+});
+
+describe("the workload matrix", { skip }, () => {
+  it("runs a tiny matrix with every contender in each cell and reports the worst cell of each ratio", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "zs-matrix-test-"));
+    try {
+      const { runMatrix, formatMatrix } = await import(matrixUrl);
+      const json = join(dir, "m.json");
+      const out = await runMatrix({ quick: true, rounds: 1, json, workDir: dir, log: () => {} });
+      assert.deepEqual(JSON.parse(readFileSync(json, "utf8")), JSON.parse(JSON.stringify(out)));
+      assert.deepEqual(
+        out.cells.map((c: { name: string }) => c.name),
+        ["base", "grid edge chunks 60x120", "writers 4"],
+      );
+      for (const c of out.cells) {
+        for (const name of ["zarr-stream", "zarr-python-zarrs", "tensorstore"])
+          assert.ok(
+            isPositive(c.contenders[name].write_MBps),
+            `${c.name} ${name}: ${JSON.stringify(c.contenders[name])}`,
+          );
+        assert.ok(
+          isPositive(c.contenders.limit.compressed_bytes) &&
+            isPositive(c.contenders["encode-only"].encode_cpu_s),
+        );
+        // Our frames and c-blosc's on the same chunks: within a few percent at most.
+        assert.ok(Math.abs(c.ratios["frames/c-blosc"] - 1) < 0.05, JSON.stringify(c.ratios));
+        for (const k of ["write/zarr-python-zarrs", "write/tensorstore"])
+          assert.ok(isPositive(c.ratios[k]), k);
+      }
+      // One writer: everything measured; four: writes only (four processes), read-all from the peers.
+      for (const k of ["read_all/tensorstore", "store/tensorstore", "writer_cpu/encode_cpu"]) {
+        assert.ok(isPositive(out.cells[0].ratios[k]), k);
+        assert.equal(out.cells[2].ratios[k], undefined);
+      }
+      assert.equal(out.cells[2].contenders["zarr-stream"].writers, 4);
+      assert.ok(isPositive(out.worst["write/tensorstore"].value));
+      assert.match(formatMatrix(out), /worst cell of each ratio/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
