@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // npm run bench [-- --json FILE] [--quick] [--rounds N] [--no-scaling] [--only limit,zarr-stream,...]
-//   [--curves commitVsWriters,manifestVsRecords,rssAndReadVsRecords]
+//   [--curves commitVsWriters,manifestVsRecords,rssAndReadVsRecords] [--js-peers]
 // Prints the table on stdout (progress on stderr); --json also writes the results as JSON.
 import { parseArgs } from "node:util";
 import { runBench } from "./harness.mjs";
@@ -14,6 +14,7 @@ const { values } = parseArgs({
     "no-scaling": { type: "boolean", default: false },
     only: { type: "string" },
     curves: { type: "string" },
+    "js-peers": { type: "boolean", default: false },
   },
 });
 const out = await runBench({
@@ -23,5 +24,6 @@ const out = await runBench({
   scaling: !values["no-scaling"],
   only: values.only?.split(","),
   curves: values.curves?.split(","),
+  jsPeers: values["js-peers"],
 });
 process.stdout.write(formatReport(out));
