@@ -24,6 +24,27 @@ globalThis.jsPeers = {
   turn(who) {
     return turn(opener(who), wl, checker(who));
   },
+  /**
+   * The page's HTTP ceiling: every key fetched whole, `lanes` at a time, as the readers fetch (no-store),
+   * the bytes kept and nothing decoded. Resolves with the stored bytes per second.
+   */
+  async fetchCeiling(keys, lanes) {
+    const t = performance.now();
+    let next = 0;
+    const sizes = await Promise.all(
+      Array.from({ length: lanes }, async () => {
+        let bytes = 0;
+        while (next < keys.length) {
+          const res = await fetch(new URL(keys[next++], storeUrl), { cache: "no-store" });
+          if (res.status !== 200) throw new Error(`fetch ceiling: HTTP ${res.status} for ${res.url}`);
+          bytes += (await res.arrayBuffer()).byteLength;
+        }
+        return bytes;
+      }),
+    );
+    const bytes = sizes.reduce((a, b) => a + b, 0);
+    return { bytes, MBps: bytes / 1e3 / (performance.now() - t) };
+  },
   /** `n` reads of one kind ("record" or "all") by `who` after opening once: their times (ms), to profile. */
   async repeat(who, what, n) {
     const r = await opener(who)();

@@ -17,14 +17,15 @@
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { expectedBox, readers, sameBytes, turn } from "./js-peers-readers.mjs";
-import { defaultWorkload, quickWorkload } from "./workload.mjs";
+import { defaultWorkload, quickWorkload, totalBytes } from "./workload.mjs";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
 export const CHROMIUM = "/usr/bin/chromium";
+const MB = 1e6;
 /** The targets of issue #38: read-all in Node >= 3x zarrita; in Chromium, ours >= 2x zarrita (same page). */
 export const TARGETS = { node_read_all: 3, chromium_read_all: 2 };
 
@@ -190,11 +191,22 @@ export async function openBenchPage(wl, dir) {
   }
 }
 
+/** The keys of the store's chunk objects (shards) under `dir`, as URL paths below the store. */
+function chunkKeys(dir) {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => relative(dir, join(e.parentPath ?? e.path, e.name)).split(sep))
+    .filter((parts) => parts[1] === "c")
+    .map((parts) => parts.map(encodeURIComponent).join("/"));
+}
+
 async function chromiumSide(wl, dir, pairs, log) {
   if (!existsSync(CHROMIUM)) return { error: `${CHROMIUM} is not installed (apt-get install -y chromium)` };
   const { page, browser, errors, close } = await openBenchPage(wl, dir);
+  const keys = chunkKeys(dir);
   try {
     const turns = { ours: [], zarrita: [] };
+    let ceiling;
     for (let i = 0; i < pairs; i++) {
       const order = i % 2 === 0 ? ["ours", "zarrita"] : ["zarrita", "ours"];
       for (const who of order) {
@@ -203,11 +215,26 @@ async function chromiumSide(wl, dir, pairs, log) {
         turns[who].push(r);
         log(`js-peers chromium ${who} ${i + 1}/${pairs}: ${summary(r)}`);
       }
+      // What the page's fetch alone moves (the shards whole, 4 at a time, nothing decoded): the bound on
+      // any reader's read-all here, whatever its decoding.
+      const c = await page.evaluate(([k, n]) => globalThis.jsPeers.fetchCeiling(k, n), [keys, 4]);
+      log(`js-peers chromium fetch only ${i + 1}/${pairs}: ${(c.MBps).toFixed(1)} MB/s of stored bytes`);
+      if (ceiling === undefined || c.MBps > ceiling.MBps) ceiling = c;
     }
     if (errors.length > 0) throw new Error(`bench page errors: ${errors.join("; ")}`);
     const ours = bestOf(turns.ours);
     const zarrita = bestOf(turns.zarrita);
-    return { browser: browser.version(), ours, zarrita, ratios: ratiosOf(ours, zarrita) };
+    // Read-all moves every stored byte of the shards once: its stored bytes per second beside the ceiling.
+    const stored_MB = ceiling.bytes / MB;
+    for (const r of [ours, zarrita])
+      r.read_all_stored_MBps = (stored_MB * r.read_all_MBps) / (totalBytes(wl) / MB);
+    return {
+      browser: browser.version(),
+      ours,
+      zarrita,
+      fetch_only: { stored_MB, stored_MBps: ceiling.MBps, lanes: 4 },
+      ratios: { ...ratiosOf(ours, zarrita), ours_of_fetch_only: ours.read_all_stored_MBps / ceiling.MBps },
+    };
   } finally {
     await close();
   }
@@ -296,6 +323,11 @@ export function formatJsPeers(jp) {
       `  [${r.read_all >= target ? "met" : "MISSED"}] ${where}: read-all zarr-stream/zarrita.js ${f(r.read_all, 2)}x (>= ${target}x); record box ${f(r.read_record, 2)}x, first record ${f(r.first_record, 2)}x`,
     );
   }
+  const fo = jp.chromium?.fetch_only;
+  if (fo)
+    lines.push(
+      `  chromium fetch only (the ${f(fo.stored_MB, 0)} MB of shards whole, ${fo.lanes} at a time, nothing decoded): ${f(fo.stored_MBps)} MB/s; read-all moves them at ${f(jp.chromium.ours.read_all_stored_MBps)} MB/s (zarr-stream, ${f(100 * jp.chromium.ratios.ours_of_fetch_only, 0)}% of fetch only) and ${f(jp.chromium.zarrita.read_all_stored_MBps)} MB/s (zarrita.js)`,
+    );
   lines.push(
     `  load ${jp.load_avg_start?.map((x) => x.toFixed(2)).join("/")} -> ${jp.load_avg_end?.map((x) => x.toFixed(2)).join("/")}`,
   );

@@ -42,7 +42,11 @@ describe("the JavaScript-peers bench (js-peers.mjs)", () => {
       assert.match(text, /node +zarr-stream/);
       assert.match(text, /node +zarrita\.js/);
       assert.match(text, /node: read-all zarr-stream\/zarrita\.js \d+\.\d\dx \(>= 3x\)/);
-      if (browser) assert.match(text, /chromium: read-all zarr-stream\/zarrita\.js \d+\.\d\dx \(>= 2x\)/);
+      if (browser) {
+        assert.match(text, /chromium: read-all zarr-stream\/zarrita\.js \d+\.\d\dx \(>= 2x\)/);
+        assert.ok(isPositive(out.chromium.fetch_only.stored_MBps), JSON.stringify(out.chromium.fetch_only));
+        assert.match(text, /chromium fetch only/);
+      }
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
