@@ -25,10 +25,10 @@ globalThis.jsPeers = {
     return turn(opener(who), wl, checker(who));
   },
   /**
-   * The page's HTTP ceiling: every key fetched whole, `lanes` at a time, as the readers fetch (no-store),
-   * the bytes kept and nothing decoded. Resolves with the stored bytes per second.
+   * The page's fetch alone: every key fetched whole, `lanes` at a time, as the readers fetch (no-store),
+   * the bytes kept and nothing decoded. Resolves with the bytes and the stored bytes per second.
    */
-  async fetchCeiling(keys, lanes) {
+  async fetchOnly(keys, lanes) {
     const t = performance.now();
     let next = 0;
     const sizes = await Promise.all(
@@ -36,7 +36,7 @@ globalThis.jsPeers = {
         let bytes = 0;
         while (next < keys.length) {
           const res = await fetch(new URL(keys[next++], storeUrl), { cache: "no-store" });
-          if (res.status !== 200) throw new Error(`fetch ceiling: HTTP ${res.status} for ${res.url}`);
+          if (res.status !== 200) throw new Error(`fetch only: HTTP ${res.status} for ${res.url}`);
           bytes += (await res.arrayBuffer()).byteLength;
         }
         return bytes;
