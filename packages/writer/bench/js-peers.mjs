@@ -266,6 +266,8 @@ export async function runJsPeers(opts) {
   const wl = opts.wl;
   const log = opts.log ?? ((s) => process.stderr.write(`${s}\n`));
   const pairs = opts.pairs ?? 2;
+  if (!Number.isInteger(pairs) || pairs < 1)
+    throw new RangeError(`js-peers: pairs must be a positive integer, got ${String(opts.pairs)}`);
   mkdirSync(opts.workDir, { recursive: true });
   const wlFile = join(opts.workDir, "js-peers-workload.json");
   writeFileSync(wlFile, JSON.stringify(wl));
