@@ -173,7 +173,7 @@ function poolMB(wl) {
 /**
  * Runs everything and returns the results object (also written to `json` when given).
  * opts: {quick, workload (overrides), rounds, json, workDir, scaling, curves (scaling curve names), variants,
- * only (names), jsPeers (also the JavaScript peers, js-peers.mjs), log}
+ * only (names), jsPeers (true or {browser}: also the JavaScript peers, js-peers.mjs), log}
  */
 export async function runBench(opts = {}) {
   const quick = opts.quick ?? false;
@@ -211,7 +211,9 @@ export async function runBench(opts = {}) {
   const contenders = Object.fromEntries(
     [...CONTENDERS, ...variants].map((n) => [n, results[n] ?? { error: errors[n] ?? "not run" }]),
   );
-  const jsPeers = opts.jsPeers ? await runJsPeers({ wl, workDir, pairs: rounds, log }) : undefined;
+  const jsPeers = opts.jsPeers
+    ? await runJsPeers({ wl, workDir, pairs: rounds, browser: opts.jsPeers.browser, log })
+    : undefined;
   const scaling = opts.scaling === false ? {} : await runScaling(quick, workDir, wl, log, opts.curves);
   const out = {
     workload: wl,

@@ -8,20 +8,37 @@ import { describe, it } from "node:test";
 // dist/test/. Its Chromium side needs the viewer built (turbo.json: writer's test depends on viewer's build).
 const benchDir = new URL("../../bench/", import.meta.url);
 const jsPeersUrl = new URL("js-peers.mjs", benchDir).href;
+const harnessUrl = new URL("harness.mjs", benchDir).href;
+const reportUrl = new URL("report.mjs", benchDir).href;
 const workloadUrl = new URL("workload.mjs", benchDir).href;
 
 const isPositive = (x: unknown) => typeof x === "number" && Number.isFinite(x) && x > 0;
 
 describe("the JavaScript-peers bench (js-peers.mjs)", () => {
   it("reads one store by zarr-stream and by zarrita.js in Node and in Chromium, checks the record box, and reports ratios", async () => {
-    const { runJsPeers, formatJsPeers, CHROMIUM } = await import(jsPeersUrl);
+    const { CHROMIUM } = await import(jsPeersUrl);
+    const { runBench } = await import(harnessUrl);
+    const { formatReport } = await import(reportUrl);
     const { quickWorkload } = await import(workloadUrl);
     // Outside CI a machine without chromium measures Node only; under CI=true the launch must succeed.
     const browser = existsSync(CHROMIUM) || process.env.CI === "true";
     const dir = mkdtempSync(join(tmpdir(), "zs-js-peers-test-"));
     try {
       const wl = { ...quickWorkload(), records: 4, shard: [2, 24, 96], read_record: 3, warm_reps: 1 };
-      const out = await runJsPeers({ wl, workDir: dir, pairs: 1, browser, log: () => {} });
+      // Through the bench's command-line path (--js-peers --only js-peers --no-scaling): no other contender.
+      const bench = await runBench({
+        quick: true,
+        workload: wl,
+        rounds: 1,
+        workDir: dir,
+        only: ["js-peers"],
+        scaling: false,
+        jsPeers: { browser },
+        log: () => {},
+      });
+      assert.equal(bench.contenders["zarr-stream"].error, "not run");
+      const out = bench.js_peers;
+      assert.equal(out.pairs, 1);
       const places = browser ? ["node", "chromium"] : ["node"];
       for (const where of places) {
         const s = out[where];
@@ -38,7 +55,7 @@ describe("the JavaScript-peers bench (js-peers.mjs)", () => {
       }
       assert.equal(out.node.ours.backend, "native");
       if (!browser) assert.equal(out.chromium, undefined);
-      const text = formatJsPeers(out);
+      const text = formatReport(bench);
       assert.match(text, /node +zarr-stream/);
       assert.match(text, /node +zarrita\.js/);
       assert.match(text, /node: read-all zarr-stream\/zarrita\.js \d+\.\d\dx \(>= 3x\)/);
