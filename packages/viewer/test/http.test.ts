@@ -9,6 +9,7 @@ import { fileURLToPath } from "node:url";
 import { readOutputManifest, readRecord, readStatic } from "@zarr-stream/reader";
 import { SchemaError, StoreError } from "@zarr-stream/spec";
 import { canFence, canList, canWrite, FsStore } from "@zarr-stream/store";
+import { ZarrStreamWriter } from "@zarr-stream/writer";
 import fc from "fast-check";
 import { HttpStore, serveViewer, type ViewerServer } from "../src/index.js";
 import { answerRange } from "../src/range.js";
@@ -190,6 +191,70 @@ describe("serveViewer + HttpStore", () => {
     const whole = Uint8Array.from([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
     assert.deepEqual(await lying(200, {}, whole).getRange("k", 2, 4), whole.slice(2, 6));
     assert.deepEqual(await lying(200, {}, whole).getSuffix("k", 3), whole.slice(7));
+  });
+});
+
+describe("HttpStore's read cost", () => {
+  it("is cheap on a loopback host (localhost, 127.0.0.0/8, [::1]) and per-request elsewhere", () => {
+    for (const url of [
+      "http://127.0.0.1:8080/store/",
+      "http://localhost:1/",
+      "http://[::1]:2/",
+      "http://127.1/",
+    ])
+      assert.equal(new HttpStore(url).readCost, "cheap", url);
+    for (const url of ["https://example.com/store/", "http://10.0.0.1/", "http://127.0.0.1.example.com/"])
+      assert.equal(new HttpStore(url).readCost, "per-request", url);
+  });
+
+  it("a one-record box over the viewer's server fetches the chunks it needs, not whole shards", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "zs-viewer-window-"));
+    // One shard per record of 256 x 256 float64 noise (about 0.5 MB, past the 64 KiB first window), in
+    // chunks of 64 x 64 (32 KiB each).
+    const n = 256;
+    const fsStore = new FsStore(dir);
+    const w = await ZarrStreamWriter.create(
+      fsStore,
+      {
+        dims: [
+          ["time", 0],
+          ["lat", n],
+          ["lon", n],
+        ],
+        time_dim: "time",
+        time_mode: "append",
+        vars: [{ name: "v", dims: ["time", "lat", "lon"], dtype: "float64" }],
+        statics: [],
+        chunk_shape: { time: 1, lat: 64, lon: 64 },
+        shard_shape: { time: 1, lat: n, lon: n },
+        profile: "diagnostic",
+      },
+      { kind: "single" },
+    );
+    const data = Float64Array.from({ length: n * n }, (_, i) => Math.sin(i * 12.9898) * 43758.5453);
+    await w.writeRecord(0, { v: data });
+    await w.close();
+    const server = await serveViewer(dir);
+    try {
+      let bytes = 0;
+      const counting = new HttpStore(`${server.url}store/`, async (...args: Parameters<typeof fetch>) => {
+        const res = await tokenFetch(server)(...args);
+        bytes += Number(res.headers.get("content-length") ?? 0);
+        return res;
+      });
+      const box = { lat: [64, 128] as [number, number], lon: [0, 64] as [number, number] };
+      const got = await readRecord(counting, "v", 0, box);
+      assert.deepEqual(got, await readRecord(fsStore, "v", 0, box));
+      const shardBytes = (await fsStore.size("v/c/0/0/0"))!;
+      assert.ok(shardBytes > 4 * 64 * 2 ** 10, `shard of ${shardBytes} bytes`);
+      // Metadata, the manifest, a 64 KiB window holding the index, then the one chunk (32 KiB).
+      assert.ok(
+        bytes < shardBytes / 2,
+        `fetched ${bytes} bytes for a 32 KiB chunk of a ${shardBytes}-byte shard`,
+      );
+    } finally {
+      await server.close();
+    }
   });
 });
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // npm run bench [-- --json FILE] [--quick] [--rounds N] [--no-scaling] [--only limit,zarr-stream,...]
-//   [--curves commitVsWriters,manifestVsRecords,rssAndReadVsRecords] [--workload FILE.json]
+//   [--curves commitVsWriters,manifestVsRecords,rssAndReadVsRecords] [--workload FILE.json] [--js-peers]
 // --workload: a JSON object of workload fields laid over the default (or quick) workload (workload.mjs).
 // npm run bench -- --s3 small|full|quick [--s3-keep-alive] [--rounds N] [--only zarr-stream-s3,...]
 //   [--json FILE]: the S3 part alone (s3.mjs), through versitygw on loopback.
@@ -27,6 +27,7 @@ const { values } = parseArgs({
     matrix: { type: "boolean", default: false },
     cells: { type: "string" },
     baseline: { type: "string" },
+    "js-peers": { type: "boolean", default: false },
   },
 });
 if (values.s3 !== undefined) {
@@ -60,5 +61,6 @@ const out = await runBench({
   only: values.only?.split(","),
   curves: values.curves?.split(","),
   workload: values.workload === undefined ? undefined : JSON.parse(readFileSync(values.workload, "utf8")),
+  jsPeers: values["js-peers"],
 });
 process.stdout.write(formatReport(out));

@@ -6,6 +6,7 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { runJsPeers } from "./js-peers.mjs";
 import { defaultWorkload, itemSize, quickWorkload, totalBytes } from "./workload.mjs";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
@@ -172,7 +173,7 @@ function poolMB(wl) {
 /**
  * Runs everything and returns the results object (also written to `json` when given).
  * opts: {quick, workload (overrides), rounds, json, workDir, scaling, curves (scaling curve names), variants,
- * only (names), log}
+ * only (names), jsPeers (true or {browser}: also the JavaScript peers, js-peers.mjs), log}
  */
 export async function runBench(opts = {}) {
   const quick = opts.quick ?? false;
@@ -210,6 +211,9 @@ export async function runBench(opts = {}) {
   const contenders = Object.fromEntries(
     [...CONTENDERS, ...variants].map((n) => [n, results[n] ?? { error: errors[n] ?? "not run" }]),
   );
+  const jsPeers = opts.jsPeers
+    ? await runJsPeers({ wl, workDir, pairs: rounds, browser: opts.jsPeers.browser, log })
+    : undefined;
   const scaling = opts.scaling === false ? {} : await runScaling(quick, workDir, wl, log, opts.curves);
   const out = {
     workload: wl,
@@ -226,6 +230,7 @@ export async function runBench(opts = {}) {
       input_pool_MB: poolMB(wl),
     },
     scaling,
+    ...(jsPeers ? { js_peers: jsPeers } : {}),
   };
   if (opts.json) writeFileSync(opts.json, `${JSON.stringify(out, null, 2)}\n`);
   return out;

@@ -1,4 +1,5 @@
 // The human-readable report of a runBench result: the contender table, the targets, the scaling curves.
+import { formatJsPeers } from "./js-peers.mjs";
 
 const f = (x, d = 1) => (typeof x === "number" ? x.toFixed(d) : "-");
 
@@ -145,5 +146,6 @@ export function formatReport(out) {
       `read one record vs store size: ${rr.read.map((p) => `${p.records}:${f(p.read_record_ms, 2)}ms`).join("  ")}`,
     );
   }
+  if (out.js_peers) lines.push(formatJsPeers(out.js_peers).trimEnd());
   return `${lines.join("\n")}\n`;
 }
