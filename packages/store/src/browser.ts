@@ -6,6 +6,7 @@
  */
 export * as check from "./arguments.js";
 export { assertByteCount, assertValidKey, assertValidPrefix, keyProblem, TEMP_PREFIX } from "./keys.js";
+export { loopbackHost } from "./loopback.js";
 export * from "./store.js";
 export { type PinnedAnswer, VersionPin } from "./version-pin.js";
 export {

@@ -1,5 +1,6 @@
 export { withDeadline } from "./deadline.js";
 export { FsStore } from "./fs-store.js";
+export { loopbackHost } from "./loopback.js";
 export { MemoryStore } from "./memory-store.js";
 export { openStore, registerStoreScheme, type StoreFactory } from "./open-store.js";
 export { S3_TIMEOUT_DEFAULTS, S3_TIMEOUT_ENV, S3Store, type S3StoreOptions } from "./s3-store.js";

@@ -10,6 +10,7 @@ import { SchemaError, StoreError, StoreTimeout } from "@zarr-stream/spec";
 import * as check from "./arguments.js";
 import { withDeadline } from "./deadline.js";
 import { assertValidPrefix, keyProblem } from "./keys.js";
+import { loopbackHost } from "./loopback.js";
 import { LeanGet, type LeanGetOutput } from "./s3-get.js";
 import type { PinnedObject, ReadCost, Store } from "./store.js";
 import { type PinnedAnswer, VersionPin } from "./version-pin.js";
@@ -99,7 +100,8 @@ type WriteCondition = { ifNoneMatch: "*" } | { ifMatch: string } | undefined;
  */
 export class S3Store implements Store {
   readonly url: string;
-  readonly readCost: ReadCost = "per-request";
+  /** "per-request", or "cheap" when the endpoint is on this machine (loopbackHost: no network crossed). */
+  readonly readCost: ReadCost;
   readonly bucket: string;
   /** "" or "<prefix>/": prepended to every key. */
   readonly #root: string;
@@ -132,6 +134,7 @@ export class S3Store implements Store {
     this.#root = prefix === "" ? "" : `${prefix}/`;
     this.#options = options;
     this.url = `s3://${bucket}${prefix === "" ? "" : `/${prefix}`}`;
+    this.readCost = onThisMachine(this.#endpoint()) ? "cheap" : "per-request";
   }
 
   /** `s3://bucket[/prefix]` plus options; the URL's bucket and prefix win over the options'. */
@@ -986,4 +989,10 @@ class PartFiller implements AsyncIterable<Uint8Array> {
       yield next.value;
     }
   }
+}
+
+/** Whether the endpoint URL names this machine; an endpoint that is no URL is left to the SDK to refuse. */
+function onThisMachine(endpoint: string | undefined): boolean {
+  if (endpoint === undefined || !URL.canParse(endpoint)) return false;
+  return loopbackHost(new URL(endpoint).hostname);
 }

@@ -194,6 +194,28 @@ describe("S3Store configuration", () => {
     assert.equal(S3Store.fromUrl("s3://ok-bucket/").url, "s3://ok-bucket");
     assert.equal(S3Store.fromUrl("s3://ok-bucket/a/b/").url, "s3://ok-bucket/a/b");
   });
+
+  it("reads are cheap on an endpoint on this machine, per-request elsewhere (the shard read window)", () => {
+    const saved = { s3: process.env.AWS_ENDPOINT_URL_S3, any: process.env.AWS_ENDPOINT_URL };
+    delete process.env.AWS_ENDPOINT_URL_S3;
+    delete process.env.AWS_ENDPOINT_URL;
+    try {
+      const cost = (endpoint?: string) => new S3Store({ bucket: "ok-bucket", endpoint }).readCost;
+      for (const e of ["http://127.0.0.1:9000", "http://localhost:7070/", "http://[::1]:9000"])
+        assert.equal(cost(e), "cheap", e);
+      for (const e of [undefined, "https://s3.eu-west-1.amazonaws.com", "http://10.0.0.5:9000", "not a url"])
+        assert.equal(cost(e), "per-request", String(e));
+      process.env.AWS_ENDPOINT_URL = "http://127.0.0.1:9000";
+      assert.equal(cost(), "cheap", "the endpoint from the environment");
+    } finally {
+      for (const [k, v] of [
+        ["AWS_ENDPOINT_URL_S3", saved.s3],
+        ["AWS_ENDPOINT_URL", saved.any],
+      ] as const)
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+    }
+  });
 });
 
 /** A fake endpoint that answers each request with the next scripted status, counting requests. */
