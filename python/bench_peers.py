@@ -223,17 +223,13 @@ def ts_spec(wl, v, path, create):
     return spec
 
 
-def run_tensorstore(wl, path):
+def ts_write_shards(wl, arrays, pool):
+    """Writes every record through TensorStore `arrays` (one per variable), a time shard at a time: the
+    arrays grown, then one transaction per time shard, committed before the next one starts (the commit
+    cadence). Shared by the local and the S3 contenders."""
     import tensorstore as ts
 
-    pool = make_pool(wl)
-    base_rss = current_rss_mb()
-    lat, lon, st = wl["lat"], wl["lon"], wl["shard"][0]
-    n = wl["records"]
-    cpu0 = cpu_s()
-    t0 = time.perf_counter()
-    os.makedirs(path, exist_ok=True)
-    arrays = [ts.open(ts_spec(wl, v, path, True)).result() for v in wl["vars"]]
+    lat, lon, st, n = wl["lat"], wl["lon"], wl["shard"][0], wl["records"]
     blocks = [np.empty((st, lat, lon), dtype=dtype_of(v)) for v in wl["vars"]]
     for r0 in range(0, n, st):
         m = min(st, n - r0)
@@ -241,16 +237,25 @@ def run_tensorstore(wl, path):
             for p in range(m):
                 blk[p] = pool[k][(r0 + p) % wl["pool"]]
         arrays = [a.resize(exclusive_max=[r0 + m, None, None], expand_only=True).result() for a in arrays]
-        # One transaction per time shard, committed before the next one starts (the commit cadence).
         txn = ts.Transaction()
         futures = [a.with_transaction(txn)[r0 : r0 + m].write(blocks[k][:m]) for k, a in enumerate(arrays)]
         for f in futures:
             f.result()
         txn.commit_sync()
+
+
+def run_tensorstore(wl, path):
+    import tensorstore as ts
+
+    pool = make_pool(wl)
+    base_rss = current_rss_mb()
+    cpu0 = cpu_s()
+    t0 = time.perf_counter()
+    os.makedirs(path, exist_ok=True)
+    ts_write_shards(wl, [ts.open(ts_spec(wl, v, path, True)).result() for v in wl["vars"]], pool)
     write_s = time.perf_counter() - t0
     write_cpu = cpu_s() - cpu0
     write_peak = peak_rss_mb()
-    del blocks
 
     def open_all():
         return [ts.open(ts_spec(wl, v, path, False), open=True).result() for v in wl["vars"]]

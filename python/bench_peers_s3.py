@@ -71,26 +71,12 @@ def run_tensorstore(wl, endpoint, bucket):
         return s
 
     pool = bp.make_pool(wl)
-    lat, lon, st = wl["lat"], wl["lon"], wl["shard"][0]
-    n = wl["records"]
+    n, st = wl["records"], wl["shard"][0]
     cpu0 = bp.cpu_s()
     t0 = time.perf_counter()
-    arrays = [ts.open(spec(v, True)).result() for v in wl["vars"]]
-    blocks = [np.empty((st, lat, lon), dtype=bp.dtype_of(v)) for v in wl["vars"]]
-    for r0 in range(0, n, st):
-        m = min(st, n - r0)
-        for k, blk in enumerate(blocks):
-            for p in range(m):
-                blk[p] = pool[k][(r0 + p) % wl["pool"]]
-        arrays = [a.resize(exclusive_max=[r0 + m, None, None], expand_only=True).result() for a in arrays]
-        txn = ts.Transaction()
-        futures = [a.with_transaction(txn)[r0 : r0 + m].write(blocks[k][:m]) for k, a in enumerate(arrays)]
-        for f in futures:
-            f.result()
-        txn.commit_sync()
+    bp.ts_write_shards(wl, [ts.open(spec(v, True)).result() for v in wl["vars"]], pool)
     write_s = time.perf_counter() - t0
     write_cpu = bp.cpu_s() - cpu0
-    del blocks
 
     def open_all():
         return [ts.open(spec(v, False), open=True).result() for v in wl["vars"]]

@@ -9,11 +9,10 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { codecBackend, encodeInto, maxEncodedLength, profileCodec } from "@zarr-stream/codecs";
 import { fileIoBackend } from "@zarr-stream/fileio";
-import { readRecord } from "@zarr-stream/reader";
-import { allocTypedUnfilled } from "@zarr-stream/shard";
 import { FsStore } from "@zarr-stream/store";
 import { ZarrStreamWriter } from "@zarr-stream/writer";
 import { readAll } from "./read-all.mjs";
+import { recordBoxReader } from "./record-box.mjs";
 import { itemSize, makePool, streamSchema, totalBytes } from "./workload.mjs";
 
 const MB = 1e6;
@@ -84,37 +83,16 @@ function median(xs) {
   return s.length % 2 === 1 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 }
 
-function sameBytes(a, b) {
-  const x = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
-  const y = new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
-  return x.length === y.length && x.every((v, i) => v === y[i]);
-}
-
 /**
  * Reads back: one record's region (checked against the generator), cold and warm, then everything. As a
  * user would, it keeps one store handle (whose parsed manifest and zarr.json are revalidated by version on
  * each read) and reads into buffers it owns (`out`), so neither loop allocates a result per read.
  */
 async function readBack(wl, pool, dir) {
-  const [[a, b], [c, d]] = wl.read_region;
   const store = new FsStore(dir);
-  const regionOuts = wl.vars.map((v) => allocTypedUnfilled(v.dtype, (b - a) * (d - c)));
   // Each readRecord revalidates the manifest and its zarr.json by version, the two checks overlapping.
-  const readOne = async () => {
-    return Promise.all(
-      wl.vars.map((v, k) =>
-        readRecord(store, v.name, wl.read_record, { lat: [a, b], lon: [c, d] }, { out: regionOuts[k] }),
-      ),
-    );
-  };
-  const got = await readOne();
-  wl.vars.forEach((v, k) => {
-    const f = pool[k][wl.read_record % wl.pool];
-    const want = new f.constructor((b - a) * (d - c));
-    for (let i = a; i < b; i++) want.set(f.subarray(i * wl.lon + c, i * wl.lon + d), (i - a) * (d - c));
-    if (!sameBytes(got[k].data, want))
-      throw new Error(`read-back of ${v.name} differs from what was written`);
-  });
+  const readOne = recordBoxReader(store, wl, pool);
+  await readOne.checked();
   // One read after a dropped page cache varies by a third from one try to the next: the median of
   // cold_reps tries, as bench_peers.py takes for the peers.
   let cold = null;

@@ -5,11 +5,10 @@
 // Between phases it prints `mark <phase>` and waits for a line on stdin, so the harness can count the
 // server's requests of each phase while no clock runs; the last line is the JSON result.
 import { createInterface } from "node:readline";
-import { readRecord } from "@zarr-stream/reader";
-import { allocTypedUnfilled } from "@zarr-stream/shard";
 import { S3Store } from "@zarr-stream/store";
 import { ZarrStreamWriter } from "@zarr-stream/writer";
 import { readAll } from "./read-all.mjs";
+import { recordBoxReader } from "./record-box.mjs";
 import { makePool, streamSchema, totalBytes } from "./workload.mjs";
 
 const MB = 1e6;
@@ -18,12 +17,6 @@ const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
 async function mark(phase) {
   process.stdout.write(`mark ${phase}\n`);
   await lines.next();
-}
-
-function sameBytes(a, b) {
-  const x = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
-  const y = new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
-  return x.length === y.length && x.every((v, i) => v === y[i]);
 }
 
 async function main() {
@@ -54,22 +47,8 @@ async function main() {
   await mark("written");
 
   // One store handle and caller-owned buffers, as contender.mjs reads a local store.
-  const [[a, b], [c, d]] = wl.read_region;
-  const outs = wl.vars.map((v) => allocTypedUnfilled(v.dtype, (b - a) * (d - c)));
-  const readOne = () =>
-    Promise.all(
-      wl.vars.map((v, k) =>
-        readRecord(store, v.name, wl.read_record, { lat: [a, b], lon: [c, d] }, { out: outs[k] }),
-      ),
-    );
-  const got = await readOne();
-  wl.vars.forEach((v, k) => {
-    const f = pool[k][wl.read_record % wl.pool];
-    const want = new f.constructor((b - a) * (d - c));
-    for (let i = a; i < b; i++) want.set(f.subarray(i * wl.lon + c, i * wl.lon + d), (i - a) * (d - c));
-    if (!sameBytes(got[k].data, want))
-      throw new Error(`read-back of ${v.name} differs from what was written`);
-  });
+  const readOne = recordBoxReader(store, wl, pool);
+  await readOne.checked();
   await mark("record");
   let warm = Number.POSITIVE_INFINITY;
   for (let i = 0; i < wl.warm_reps; i++) {
