@@ -14,6 +14,7 @@ import { ZarrStreamWriter } from "@zarr-stream/writer";
 import { readAll } from "./read-all.mjs";
 import { recordBoxReader } from "./record-box.mjs";
 import { itemSize, makePool, streamSchema, totalBytes } from "./workload.mjs";
+import { recordFor, writeSingle } from "./write-single.mjs";
 
 const MB = 1e6;
 const maxRssMB = () => process.resourceUsage().maxRSS / 1024;
@@ -25,25 +26,6 @@ function bands(wl, n) {
   if (rows % n !== 0) throw new Error(`${n} writers cannot split ${rows} shard rows evenly`);
   const per = (rows / n) * wl.shard[1];
   return Array.from({ length: n }, (_, i) => [i * per, (i + 1) * per]);
-}
-
-/** Record arrays of writer band [a, b): row-major, so a lat band is a contiguous subarray. */
-function recordFor(wl, pool, r, band) {
-  const out = {};
-  wl.vars.forEach((v, k) => {
-    const f = pool[k][r % wl.pool];
-    out[v.name] = band ? f.subarray(band[0] * wl.lon, band[1] * wl.lon) : f;
-  });
-  return out;
-}
-
-async function writeSingle(wl, pool, store) {
-  const w = await ZarrStreamWriter.create(store, streamSchema(wl), { kind: "single" });
-  for (let r = 0; r < wl.records; r++) {
-    await w.writeRecord(3600 * r, recordFor(wl, pool, r));
-    if ((r + 1) % wl.commit_every === 0) await w.flush();
-  }
-  await w.close();
 }
 
 /** Owner plus three contributors in one process, each writing its lat band; the owner commits every round. */

@@ -7,7 +7,10 @@ import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runJsPeers } from "./js-peers.mjs";
+import { lastJson, run } from "./run-process.mjs";
 import { defaultWorkload, itemSize, quickWorkload, totalBytes } from "./workload.mjs";
+
+export { lastJson, run };
 
 const here = fileURLToPath(new URL(".", import.meta.url));
 const repo = join(here, "..", "..", "..");
@@ -21,29 +24,6 @@ export const CONTENDERS = [
   "zarr-python-zarrs",
   "tensorstore",
 ];
-
-/** Runs a process to completion; resolves with its stdout, rejects with its stderr tail. */
-export function run(cmd, args, env = {}) {
-  return new Promise((resolve, reject) => {
-    const p = spawn(cmd, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    let err = "";
-    p.stdout.on("data", (d) => {
-      out += d;
-    });
-    p.stderr.on("data", (d) => {
-      err += d;
-    });
-    p.on("error", reject);
-    p.on("close", (code) =>
-      code === 0
-        ? resolve(out)
-        : reject(new Error(`${cmd} ${args.join(" ")} exited ${code}: ${err.slice(-2000)}`)),
-    );
-  });
-}
-
-export const lastJson = (out) => JSON.parse(out.trim().split("\n").pop());
 
 function spawnLines(args, env, onLine) {
   const p = spawn(process.execPath, args, {

@@ -14,13 +14,13 @@
 // the arrays as they stand, with no commit check.
 //   node bench/js-peers.mjs [--quick] [--pairs N] [--no-browser] [--json FILE]     (alone)
 //   node bench/js-peers.mjs worker ours|zarrita WORKLOAD.json STORE_DIR            (one Node turn)
-import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { expectedBox, readers, sameBytes, turn } from "./js-peers-readers.mjs";
+import { lastJson, run } from "./run-process.mjs";
 import { defaultWorkload, quickWorkload, totalBytes } from "./workload.mjs";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
@@ -32,28 +32,7 @@ const FETCH_LANES = 8;
 export const TARGETS = { node_read_all: 3, chromium_read_all: 2 };
 
 /** Runs node with `args`; resolves with the last stdout line as JSON, rejects with the stderr tail. */
-function runNode(args, env = {}) {
-  return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, args, {
-      env: { ...process.env, ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let out = "";
-    let err = "";
-    p.stdout.on("data", (d) => {
-      out += d;
-    });
-    p.stderr.on("data", (d) => {
-      err += d;
-    });
-    p.on("error", reject);
-    p.on("close", (code) =>
-      code === 0
-        ? resolve(JSON.parse(out.trim().split("\n").pop()))
-        : reject(new Error(`node ${args.join(" ")} exited ${code}: ${err.slice(-2000)}`)),
-    );
-  });
-}
+const runNode = (args, env = {}) => run(process.execPath, args, env).then(lastJson);
 
 /** A Node turn (its own process): `who` reads the store at `dir` once, and prints its figures. */
 async function nodeWorker(who, wlFile, dir) {

@@ -4,8 +4,8 @@
 // WORKLOAD.json: JSON.stringify(defaultWorkload()) from workload.mjs. Keeps the store for profile-read.mjs.
 import { readFileSync, rmSync } from "node:fs";
 import { FsStore } from "@zarr-stream/store";
-import { ZarrStreamWriter } from "@zarr-stream/writer";
-import { makePool, streamSchema, totalBytes } from "./workload.mjs";
+import { makePool, totalBytes } from "./workload.mjs";
+import { writeSingle } from "./write-single.mjs";
 
 const wl = JSON.parse(readFileSync(process.argv[2], "utf8"));
 const pool = makePool(wl);
@@ -14,16 +14,7 @@ rmSync(dir, { recursive: true, force: true });
 const store = new FsStore(dir);
 const cpu0 = process.cpuUsage();
 const t0 = performance.now();
-const w = await ZarrStreamWriter.create(store, streamSchema(wl), { kind: "single" });
-for (let r = 0; r < wl.records; r++) {
-  const rec = {};
-  wl.vars.forEach((v, k) => {
-    rec[v.name] = pool[k][r % wl.pool];
-  });
-  await w.writeRecord(3600 * r, rec);
-  if ((r + 1) % wl.commit_every === 0) await w.flush();
-}
-await w.close();
+await writeSingle(wl, pool, store);
 const s = (performance.now() - t0) / 1000;
 const cpu = process.cpuUsage(cpu0);
 console.log(

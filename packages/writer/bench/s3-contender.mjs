@@ -6,10 +6,10 @@
 // server's requests of each phase while no clock runs; the last line is the JSON result.
 import { createInterface } from "node:readline";
 import { S3Store } from "@zarr-stream/store";
-import { ZarrStreamWriter } from "@zarr-stream/writer";
 import { readAll } from "./read-all.mjs";
 import { recordBoxReader } from "./record-box.mjs";
-import { makePool, streamSchema, totalBytes } from "./workload.mjs";
+import { makePool, totalBytes } from "./workload.mjs";
+import { writeSingle } from "./write-single.mjs";
 
 const MB = 1e6;
 const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
@@ -32,16 +32,7 @@ async function main() {
   });
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
-  const w = await ZarrStreamWriter.create(store, streamSchema(wl), { kind: "single" });
-  for (let r = 0; r < wl.records; r++) {
-    const rec = {};
-    wl.vars.forEach((v, k) => {
-      rec[v.name] = pool[k][r % wl.pool];
-    });
-    await w.writeRecord(3600 * r, rec);
-    if ((r + 1) % wl.commit_every === 0) await w.flush();
-  }
-  await w.close();
+  await writeSingle(wl, pool, store);
   const writeS = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
   await mark("written");

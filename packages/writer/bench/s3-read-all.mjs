@@ -14,11 +14,11 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { S3Store } from "@zarr-stream/store";
 import { startS3Server } from "@zarr-stream/test-support/s3-server";
-import { ZarrStreamWriter } from "@zarr-stream/writer";
 import { PYTHON } from "./harness.mjs";
 import { readAll } from "./read-all.mjs";
 import { s3Workload } from "./s3.mjs";
-import { makePool, streamSchema, totalBytes } from "./workload.mjs";
+import { makePool, totalBytes } from "./workload.mjs";
+import { writeSingle } from "./write-single.mjs";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
 const PEERS_S3 = join(here, "..", "..", "..", "python", "bench_peers_s3.py");
@@ -72,12 +72,7 @@ try {
   Object.assign(process.env, server.env);
   const store = new S3Store({ bucket, endpoint: server.endpoint, forcePathStyle: true });
   const pool = makePool(wl);
-  const w = await ZarrStreamWriter.create(store, streamSchema(wl), { kind: "single" });
-  for (let r = 0; r < wl.records; r++) {
-    await w.writeRecord(3600 * r, Object.fromEntries(wl.vars.map((v, k) => [v.name, pool[k][r % wl.pool]])));
-    if ((r + 1) % wl.commit_every === 0) await w.flush();
-  }
-  await w.close();
+  await writeSingle(wl, pool, store);
   await store.close();
   const rows = { "zarr-stream": [], "zarr-stream-sdk": [], tensorstore: [] };
   const cpu = { "zarr-stream": [], "zarr-stream-sdk": [], tensorstore: [] };
