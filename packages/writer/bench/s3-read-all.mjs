@@ -7,7 +7,6 @@
 // (S3StoreOptions.sdkGets) instead of the lean GET path: the fix's before and after in one run.
 //   node bench/s3-read-all.mjs [small|full|quick] [pairs]
 //   node bench/s3-read-all.mjs --ours WORKLOAD.json ENDPOINT BUCKET    (one turn of ours; prints JSON)
-import { spawn } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,6 +15,7 @@ import { S3Store } from "@zarr-stream/store";
 import { startS3Server } from "@zarr-stream/test-support/s3-server";
 import { PYTHON } from "./harness.mjs";
 import { readAll } from "./read-all.mjs";
+import { lastJson, run } from "./run-process.mjs";
 import { s3Workload } from "./s3.mjs";
 import { makePool, totalBytes } from "./workload.mjs";
 import { writeSingle } from "./write-single.mjs";
@@ -23,24 +23,8 @@ import { writeSingle } from "./write-single.mjs";
 const here = fileURLToPath(new URL(".", import.meta.url));
 const PEERS_S3 = join(here, "..", "..", "..", "python", "bench_peers_s3.py");
 
-function run(cmd, args, env) {
-  return new Promise((resolve, reject) => {
-    const p = spawn(cmd, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    let err = "";
-    p.stdout.on("data", (d) => {
-      out += d;
-    });
-    p.stderr.on("data", (d) => {
-      err = (err + d).slice(-4000);
-    });
-    p.on("close", (code) =>
-      code === 0
-        ? resolve(JSON.parse(out.trim().split("\n").pop()))
-        : reject(new Error(`${cmd} exited ${code}: ${err}`)),
-    );
-  });
-}
+/** A turn's process, run to completion: its last line as JSON. */
+const runTurn = (cmd, args, env) => run(cmd, args, env).then(lastJson);
 
 async function ours(wlFile, endpoint, bucket, sdkGets) {
   const wl = JSON.parse(readFileSync(wlFile, "utf8"));
@@ -78,8 +62,8 @@ try {
   const cpu = { "zarr-stream": [], "zarr-stream-sdk": [], tensorstore: [] };
   const turn = (name) =>
     name === "tensorstore"
-      ? run(PYTHON, [PEERS_S3, "tensorstore-read-all", wlFile, server.endpoint, bucket], {})
-      : run(
+      ? runTurn(PYTHON, [PEERS_S3, "tensorstore-read-all", wlFile, server.endpoint, bucket], {})
+      : runTurn(
           process.execPath,
           [
             fileURLToPath(import.meta.url),
