@@ -114,7 +114,7 @@ def run_zarr(wl, path, zarrs):
         zarr.config.set({"codec_pipeline.path": "zarrs.ZarrsCodecPipeline"})
     pool = make_pool(wl)
     base_rss = current_rss_mb()
-    lat, lon, st = wl["lat"], wl["lon"], wl["shard"][0]
+    lat, lon = wl["lat"], wl["lon"]
     cpu0 = cpu_s()
     t0 = time.perf_counter()
     root = zarr.open_group(zarr.storage.LocalStore(path), mode="w")
@@ -132,20 +132,13 @@ def run_zarr(wl, path, zarrs):
                 dimension_names=("time", "lat", "lon"),
             )
         )
-    blocks = [np.empty((st, lat, lon), dtype=dtype_of(v)) for v in wl["vars"]]
-    n = wl["records"]
-    for r0 in range(0, n, st):
-        m = min(st, n - r0)
-        for k, blk in enumerate(blocks):
-            for p in range(m):
-                blk[p] = pool[k][(r0 + p) % wl["pool"]]
+    for _, m, blocks in time_shard_blocks(wl, pool):
         # One time shard per write: append grows the shape (zarr.json) and writes the shard objects.
         for k, arr in enumerate(arrays):
             arr.append(blocks[k][:m], axis=0)
     write_s = time.perf_counter() - t0
     write_cpu = cpu_s() - cpu0
     write_peak = peak_rss_mb()
-    del blocks
 
     def read_record():
         g = zarr.open_group(zarr.storage.LocalStore(path), mode="r")
@@ -223,12 +216,9 @@ def ts_spec(wl, v, path, create):
     return spec
 
 
-def ts_write_shards(wl, arrays, pool):
-    """Writes every record through TensorStore `arrays` (one per variable), a time shard at a time: the
-    arrays grown, then one transaction per time shard, committed before the next one starts (the commit
-    cadence). Shared by the local and the S3 contenders."""
-    import tensorstore as ts
-
+def time_shard_blocks(wl, pool):
+    """Yields each time shard's records as (r0, m, blocks): blocks[k][:m] holds variable k's records r0 ..
+    r0 + m from the pool, in buffers reused from one time shard to the next."""
     lat, lon, st, n = wl["lat"], wl["lon"], wl["shard"][0], wl["records"]
     blocks = [np.empty((st, lat, lon), dtype=dtype_of(v)) for v in wl["vars"]]
     for r0 in range(0, n, st):
@@ -236,6 +226,16 @@ def ts_write_shards(wl, arrays, pool):
         for k, blk in enumerate(blocks):
             for p in range(m):
                 blk[p] = pool[k][(r0 + p) % wl["pool"]]
+        yield r0, m, blocks
+
+
+def ts_write_shards(wl, arrays, pool):
+    """Writes every record through TensorStore `arrays` (one per variable), a time shard at a time: the
+    arrays grown, then one transaction per time shard, committed before the next one starts (the commit
+    cadence). Shared by the local and the S3 contenders."""
+    import tensorstore as ts
+
+    for r0, m, blocks in time_shard_blocks(wl, pool):
         arrays = [a.resize(exclusive_max=[r0 + m, None, None], expand_only=True).result() for a in arrays]
         txn = ts.Transaction()
         futures = [a.with_transaction(txn)[r0 : r0 + m].write(blocks[k][:m]) for k, a in enumerate(arrays)]

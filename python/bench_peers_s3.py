@@ -139,17 +139,11 @@ def run_zarr(wl, endpoint, bucket, zarrs):
                 dimension_names=("time", "lat", "lon"),
             )
         )
-    blocks = [np.empty((st, lat, lon), dtype=bp.dtype_of(v)) for v in wl["vars"]]
-    for r0 in range(0, n, st):
-        m = min(st, n - r0)
-        for k, blk in enumerate(blocks):
-            for p in range(m):
-                blk[p] = pool[k][(r0 + p) % wl["pool"]]
+    for _, m, blocks in bp.time_shard_blocks(wl, pool):
         for k, arr in enumerate(arrays):
             arr.append(blocks[k][:m], axis=0)
     write_s = time.perf_counter() - t0
     write_cpu = bp.cpu_s() - cpu0
-    del blocks
 
     def read_record():
         g = zarr.open_group(ObjectStore(obstore_store(endpoint, bucket), read_only=True), mode="r")
