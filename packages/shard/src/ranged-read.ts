@@ -5,7 +5,7 @@ import { allocTyped, bytesOf, itemSize, matchesDType } from "./dtype.js";
 import { checkShardIndex, forEachIndex, linearIndex, product } from "./grid.js";
 import { type ArrayLayout, chunksPerShard, validateLayout } from "./metadata.js";
 import { readPinned } from "./pinned-read.js";
-import { readHead, readIntoScratch, windowFor } from "./read-window.js";
+import { LOCAL_PIECE, readHead, readIntoScratch, windowFor } from "./read-window.js";
 import { settleAll } from "./settle.js";
 import { type ReusableBuffer, shardIndexByteLength, zeroBox } from "./shard-format.js";
 
@@ -26,13 +26,21 @@ interface Span {
   members: Wanted[];
 }
 
-/** Merges byte ranges that overlap or lie within COALESCE_GAP of each other, in offset order. */
-export function coalesce(wanted: Wanted[]): Span[] {
+/**
+ * Merges byte ranges that overlap or lie within COALESCE_GAP of each other, in offset order, into spans
+ * of at most `maxSpan` bytes (a body larger than that is a span of its own).
+ */
+export function coalesce(wanted: Wanted[], maxSpan = Number.POSITIVE_INFINITY): Span[] {
   const sorted = [...wanted].sort((a, b) => a.offset - b.offset);
   const spans: Span[] = [];
   for (const w of sorted) {
     const last = spans.at(-1);
-    if (last !== undefined && w.offset - last.end <= COALESCE_GAP) {
+    const end = w.offset + w.nbytes;
+    if (
+      last !== undefined &&
+      w.offset - last.end <= COALESCE_GAP &&
+      Math.max(last.end, end) - last.start <= maxSpan
+    ) {
       last.end = Math.max(last.end, w.offset + w.nbytes);
       last.members.push(w);
     } else {
@@ -137,6 +145,7 @@ export async function readShardInto(
   checkTarget(layout, sel, target, where);
   if (sel.some(([a, b]) => a === b)) return true;
   const window = windowFor(store, layout, shardIndex, sel);
+  const pieces = store.readCost === "cheap";
   return readPinned(store, key, (object, attempt) =>
     // A retry may find chunks absent that the attempt before wrote: they must be zeroed, not skipped.
     readShardOnce(
@@ -146,12 +155,13 @@ export async function readShardInto(
       sel,
       attempt === 1 ? target : { ...target, zeroed: false },
       window,
+      pieces,
       scratch,
     ),
   );
 }
 
-/** One attempt of readShardInto, every read through `object`. */
+/** One attempt of readShardInto, every read through `object`; `pieces`: read the bodies as readBodies says. */
 async function readShardOnce(
   object: PinnedObject,
   layout: ArrayLayout,
@@ -159,6 +169,7 @@ async function readShardOnce(
   sel: [number, number][],
   target: ReadTarget,
   window: number,
+  pieces: boolean,
   scratch: ReadScratch | undefined,
 ): Promise<boolean> {
   const key = object.key;
@@ -230,21 +241,27 @@ async function readShardOnce(
   });
   await settleAll([
     place(inside, (w) => bytes.subarray(w.offset - from!, w.offset - from! + w.nbytes)),
-    readBodies(object, layout, outside, place, scratch?.bodies),
+    readBodies(object, layout, outside, place, pieces, scratch?.bodies),
   ]);
   return true;
 }
 
-/** Fetches bodies the first read did not hold, one range read per coalesced span, and places each. */
+/**
+ * Fetches bodies the first read did not hold, one range read per coalesced span, and places each. With
+ * `pieces` (a store with cheap reads) the spans are at most LOCAL_PIECE long and read one after another
+ * through the caller's buffer, each placed before the next is read (see LOCAL_PIECE); otherwise the
+ * spans are as long as the gaps allow and read at once, as each read costs a round trip.
+ */
 async function readBodies(
   object: PinnedObject,
   layout: ArrayLayout,
   wanted: Wanted[],
   place: (members: Wanted[], bodyOf: (w: Wanted) => Uint8Array) => Promise<void>,
+  pieces: boolean,
   scratch?: ReusableBuffer,
 ): Promise<void> {
   const key = object.key;
-  const spans = coalesce(wanted);
+  const spans = coalesce(wanted, pieces ? LOCAL_PIECE : undefined);
   const indexLen = shardIndexByteLength(layout);
   // Past the window of an index-at-end shard, the object's size is unknown: the furthest span also reads
   // the index's worth of bytes past its end, so no entry we use can reach into the index or past the end.
@@ -252,29 +269,30 @@ async function readBodies(
     layout.indexLocation === "start"
       ? -1
       : spans.reduce((best, s, i) => (s.end > (spans[best]?.end ?? -1) ? i : best), 0);
-  await settleAll(
-    spans.map(async (span, i) => {
-      const need = span.end - span.start;
-      const ask = i === furthest ? need + indexLen : need;
-      // The spans are read at once: the caller's buffer serves the first.
-      const bytes = await range(object, span.start, ask, i === 0 ? scratch : undefined);
-      if (bytes === undefined) {
-        throw new CorruptShard(
-          `shard ${JSON.stringify(key)}: object vanished between index and body reads`,
-          key,
-        );
-      }
-      if (bytes.byteLength < ask) {
-        throw new CorruptShard(
-          `shard ${JSON.stringify(key)}: index entries reach byte ${span.end}, past the data area (object read ${span.start + bytes.byteLength} bytes${i === furthest ? " including the index" : ""})`,
-          key,
-        );
-      }
-      await place(span.members, (w) =>
-        bytes.subarray(w.offset - span.start, w.offset - span.start + w.nbytes),
+  const readSpan = async (span: Span, i: number, into: ReusableBuffer | undefined) => {
+    const need = span.end - span.start;
+    const ask = i === furthest ? need + indexLen : need;
+    const bytes = await range(object, span.start, ask, into);
+    if (bytes === undefined) {
+      throw new CorruptShard(
+        `shard ${JSON.stringify(key)}: object vanished between index and body reads`,
+        key,
       );
-    }),
-  );
+    }
+    if (bytes.byteLength < ask) {
+      throw new CorruptShard(
+        `shard ${JSON.stringify(key)}: index entries reach byte ${span.end}, past the data area (object read ${span.start + bytes.byteLength} bytes${i === furthest ? " including the index" : ""})`,
+        key,
+      );
+    }
+    await place(span.members, (w) => bytes.subarray(w.offset - span.start, w.offset - span.start + w.nbytes));
+  };
+  if (pieces) {
+    for (let i = 0; i < spans.length; i++) await readSpan(spans[i]!, i, scratch);
+    return;
+  }
+  // The spans are read at once: the caller's buffer serves the first.
+  await settleAll(spans.map((span, i) => readSpan(span, i, i === 0 ? scratch : undefined)));
 }
 
 /** getRange, into the caller's reusable buffer when the store can. */

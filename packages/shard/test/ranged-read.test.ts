@@ -8,6 +8,7 @@ import {
   allocTyped,
   decodeShard,
   encodeShard,
+  LOCAL_PIECE,
   LOCAL_SHARD_WINDOW,
   type ReadTarget,
   readShardInto,
@@ -145,6 +146,53 @@ test("§1 reading a whole shard is one read on any store while it fits the wide 
   ];
   assert.equal((await readThrough(mid, undefined, all)).reads, 1);
   assert.equal((await readThrough(mid, REMOTE, all)).reads, 1);
+});
+
+test("§1 a whole shard past the window: pieces one after another on a local store, one read on a remote one", async () => {
+  const big = await timeShard(8, 256, 320); // 5 MiB of 160 KiB bodies
+  assert.ok(big.bytes.byteLength > SHARD_WINDOW + LOCAL_PIECE);
+  const all: [number, number][] = [
+    [0, 8],
+    [0, 256],
+    [0, 320],
+  ];
+  const local = await readThrough(big, undefined, all);
+  const indexLen = shardIndexByteLength(big.layout);
+  const past = big.bytes.byteLength - SHARD_WINDOW;
+  assert.equal(local.log.getSuffix, 1);
+  assert.ok(
+    local.log.getRange.length >= Math.ceil(past / LOCAL_PIECE),
+    "the bodies past the window in pieces",
+  );
+  for (const r of local.log.getRange)
+    assert.ok(r.length <= LOCAL_PIECE + indexLen, `a piece of ${r.length} bytes`);
+  // The pieces cover the bodies past the window exactly once, in order.
+  const ranges = local.log.getRange.map((r) => [r.offset, r.offset + r.length]);
+  for (let i = 1; i < ranges.length; i++) assert.ok(ranges[i]![0]! >= ranges[i - 1]![1]! - indexLen);
+  const remote = await readThrough(big, REMOTE, all);
+  assert.deepEqual([remote.log.getSuffix, remote.log.getRange.length], [1, 1]);
+
+  // One piece at a time: no body read starts before the one before it has been read and placed.
+  const inner = new MemoryStore();
+  await inner.put(big.key, big.bytes);
+  let inFlight = 0;
+  let most = 0;
+  const store = {
+    ...countingStore(inner).store,
+    getRange: async (k: string, offset: number, length: number) => {
+      most = Math.max(most, ++inFlight);
+      await new Promise((r) => setTimeout(r, 2));
+      try {
+        return await inner.getRange(k, offset, length);
+      } finally {
+        inFlight--;
+      }
+    },
+  };
+  const got = await readShardRegion(store, big.key, big.layout, [0, 0, 0], all);
+  assert.ok(got);
+  assert.deepEqual(bytesOf(got), expected(big, all));
+  assert.equal(most, 1);
 });
 
 test("§1 index at the start: bodies inside the first read come from it, later ones cost one more read", async () => {
