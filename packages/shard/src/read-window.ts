@@ -39,6 +39,14 @@ export const LOCAL_SHARD_WINDOW = 64 * 2 ** 10;
  */
 export const LOCAL_PIECE = 2 ** 20;
 
+/**
+ * The first read of a whole shard on a store with cheap reads: 2 MiB takes the common shards (1-2 MB
+ * compressed) in one read, and past it the bodies come in pieces. Each reading worker keeps its window
+ * buffer, which V8 counts as external memory whether or not it is filled; 4 MiB windows brought a full GC
+ * into the first read-all of a process (see LOCAL_PIECE).
+ */
+export const LOCAL_WHOLE_WINDOW = 2 * LOCAL_PIECE;
+
 /** The window for reading the box `sel` of a shard, by what a read of the store costs. */
 export function windowFor(
   store: ReadableStore,
@@ -52,7 +60,7 @@ export function windowFor(
     const lo = shardIndex[d]! * layout.shardShape[d]!;
     return a === lo && b === Math.min(lo + layout.shardShape[d]!, layout.shape[d]!);
   });
-  return whole ? SHARD_WINDOW : LOCAL_SHARD_WINDOW;
+  return whole ? LOCAL_WHOLE_WINDOW : LOCAL_SHARD_WINDOW;
 }
 
 /** What `read` wrote into n bytes taken from the caller's reusable buffer (valid until it is taken again). */

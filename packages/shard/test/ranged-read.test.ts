@@ -10,6 +10,7 @@ import {
   encodeShard,
   LOCAL_PIECE,
   LOCAL_SHARD_WINDOW,
+  LOCAL_WHOLE_WINDOW,
   type ReadTarget,
   readShardInto,
   readShardRegion,
@@ -151,6 +152,7 @@ test("§1 reading a whole shard is one read on any store while it fits the wide 
 test("§1 a whole shard past the window: pieces one after another on a local store, one read on a remote one", async () => {
   const big = await timeShard(8, 256, 320); // 5 MiB of 160 KiB bodies
   assert.ok(big.bytes.byteLength > SHARD_WINDOW + LOCAL_PIECE);
+  assert.ok(LOCAL_WHOLE_WINDOW < SHARD_WINDOW);
   const all: [number, number][] = [
     [0, 8],
     [0, 256],
@@ -158,7 +160,7 @@ test("§1 a whole shard past the window: pieces one after another on a local sto
   ];
   const local = await readThrough(big, undefined, all);
   const indexLen = shardIndexByteLength(big.layout);
-  const past = big.bytes.byteLength - SHARD_WINDOW;
+  const past = big.bytes.byteLength - LOCAL_WHOLE_WINDOW;
   assert.equal(local.log.getSuffix, 1);
   assert.ok(
     local.log.getRange.length >= Math.ceil(past / LOCAL_PIECE),

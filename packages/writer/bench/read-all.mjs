@@ -1,14 +1,24 @@
 // The read-all pass the bench times and profile-read.mjs profiles: every variable, a time shard at a
-// time, into one caller-owned buffer per variable (readArrayRegion's `out`), as a user's read loop would.
+// time, into one caller-owned buffer per dtype (readArrayRegion's `out`), as a user's read loop would
+// that consumes each box before reading the next. The peers' loops (bench_peers.py) hold one result at a
+// time as well: each numpy result is freed as soon as its size is taken. A fresh buffer per variable
+// would instead leave the last one to V8's garbage collector, whose external-memory limit then forces a
+// full mark-compact into the pass (12 ms of a 40 ms pass on the matrix's base cell, measured with
+// --trace-gc; see the bench README).
 import { readArrayLayout, readArrayRegion } from "@zarr-stream/reader";
 import { allocTypedUnfilled } from "@zarr-stream/shard";
 
 /** Reads every record of every variable of workload `wl` from `store`; resolves with the bytes read. */
 export async function readAll(store, wl) {
   let bytes = 0;
+  const outs = new Map();
   for (const v of wl.vars) {
     const layout = await readArrayLayout(store, v.name);
-    const out = allocTypedUnfilled(layout.dtype, wl.shard[0] * wl.lat * wl.lon);
+    let out = outs.get(layout.dtype);
+    if (out === undefined) {
+      out = allocTypedUnfilled(layout.dtype, wl.shard[0] * wl.lat * wl.lon);
+      outs.set(layout.dtype, out);
+    }
     for (let r0 = 0; r0 < wl.records; r0 += wl.shard[0]) {
       const r1 = Math.min(wl.records, r0 + wl.shard[0]);
       const box = await readArrayRegion(
