@@ -69,9 +69,9 @@ const READ_CONCURRENCY = 8;
 
 /**
  * How many shard reads run at once on a store with cheap reads: enough to keep a few cores decoding while
- * a read waits on the disk. Each reading worker holds a window and a piece buffer (see KEEP_BYTES), so
- * fewer workers allocate less: on 2 cores, 4 lanes instead of 8 read the matrix's base cell 10 % and its
- * 32-record time shards 25 % faster in a fresh process (packages/writer/bench/README.md).
+ * a read waits on the disk. Each reading worker keeps a window and a piece buffer (see KEEP_BYTES), which
+ * V8 counts as external memory, so fewer workers bring fewer full GCs into a process's first reads: on 2
+ * cores 4 lanes took less CPU than 8 in every matrix cell measured (packages/writer/bench/README.md).
  */
 const LOCAL_READ_CONCURRENCY = 4;
 

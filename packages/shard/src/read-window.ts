@@ -1,6 +1,8 @@
 import { CorruptShard } from "@zarr-stream/spec";
 import type { PinnedObject, ReadableStore } from "@zarr-stream/store";
-import type { ArrayLayout } from "./metadata.js";
+import { itemSize } from "./dtype.js";
+import { product } from "./grid.js";
+import { type ArrayLayout, chunksPerShard } from "./metadata.js";
 import {
   parseShardIndex,
   type ReusableBuffer,
@@ -40,27 +42,36 @@ export const LOCAL_SHARD_WINDOW = 64 * 2 ** 10;
 export const LOCAL_PIECE = 2 ** 20;
 
 /**
- * The first read of a whole shard on a store with cheap reads: 2 MiB takes the common shards (1-2 MB
- * compressed) in one read, and past it the bodies come in pieces. Each reading worker keeps its window
- * buffer, which V8 counts as external memory whether or not it is filled; 4 MiB windows brought a full GC
- * into the first read-all of a process (see LOCAL_PIECE).
+ * The most bytes a shard of `layout` takes when written as we write it: every inner chunk at its codec's
+ * worst case (the raw bytes, plus 1/256 and a few dozen bytes for zstd, 16 for Blosc), then the index. A
+ * shard another writer laid out with gaps can be larger; its remainder is then read past the window.
  */
-export const LOCAL_WHOLE_WINDOW = 2 * LOCAL_PIECE;
+export function shardBytesBound(layout: ArrayLayout): number {
+  const chunkBytes = product(layout.chunkShape) * itemSize(layout.dtype);
+  const perChunk = chunkBytes + Math.ceil(chunkBytes / 256) + 128;
+  return product(chunksPerShard(layout)) * perChunk + shardIndexByteLength(layout);
+}
 
-/** The window for reading the box `sel` of a shard, by what a read of the store costs. */
+/**
+ * The window for reading the box `sel` of a shard, by what a read of the store costs. A whole shard's
+ * window is no wider than the shard can be (shardBytesBound): each reading worker keeps its window
+ * buffer, which V8 counts as external memory whether or not it is filled, and 4 MiB windows for 2 MB
+ * shards brought a full GC into a process's first read-all.
+ */
 export function windowFor(
   store: ReadableStore,
   layout: ArrayLayout,
   shardIndex: number[],
   sel: [number, number][],
 ): number {
-  if (store.readCost !== "cheap") return SHARD_WINDOW;
+  const wide = Math.min(SHARD_WINDOW, shardBytesBound(layout));
+  if (store.readCost !== "cheap") return wide;
   // When the box is the whole shard every byte is wanted, so a wide window wastes nothing.
   const whole = sel.every(([a, b], d) => {
     const lo = shardIndex[d]! * layout.shardShape[d]!;
     return a === lo && b === Math.min(lo + layout.shardShape[d]!, layout.shape[d]!);
   });
-  return whole ? LOCAL_WHOLE_WINDOW : LOCAL_SHARD_WINDOW;
+  return whole ? wide : LOCAL_SHARD_WINDOW;
 }
 
 /** What `read` wrote into n bytes taken from the caller's reusable buffer (valid until it is taken again). */

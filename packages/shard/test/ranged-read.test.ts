@@ -10,11 +10,11 @@ import {
   encodeShard,
   LOCAL_PIECE,
   LOCAL_SHARD_WINDOW,
-  LOCAL_WHOLE_WINDOW,
   type ReadTarget,
   readShardInto,
   readShardRegion,
   SHARD_WINDOW,
+  shardBytesBound,
   shardIndexByteLength,
   shardKey,
 } from "../src/index.js";
@@ -152,7 +152,6 @@ test("§1 reading a whole shard is one read on any store while it fits the wide 
 test("§1 a whole shard past the window: pieces one after another on a local store, one read on a remote one", async () => {
   const big = await timeShard(8, 256, 320); // 5 MiB of 160 KiB bodies
   assert.ok(big.bytes.byteLength > SHARD_WINDOW + LOCAL_PIECE);
-  assert.ok(LOCAL_WHOLE_WINDOW < SHARD_WINDOW);
   const all: [number, number][] = [
     [0, 8],
     [0, 256],
@@ -160,7 +159,7 @@ test("§1 a whole shard past the window: pieces one after another on a local sto
   ];
   const local = await readThrough(big, undefined, all);
   const indexLen = shardIndexByteLength(big.layout);
-  const past = big.bytes.byteLength - LOCAL_WHOLE_WINDOW;
+  const past = big.bytes.byteLength - SHARD_WINDOW;
   assert.equal(local.log.getSuffix, 1);
   assert.ok(
     local.log.getRange.length >= Math.ceil(past / LOCAL_PIECE),
@@ -195,6 +194,30 @@ test("§1 a whole shard past the window: pieces one after another on a local sto
   assert.ok(got);
   assert.deepEqual(bytesOf(got), expected(big, all));
   assert.equal(most, 1);
+});
+
+test("§1 a whole shard's window is no wider than the shard can be: incompressible shards of each codec fit the bound", async () => {
+  for (const profile of ["diagnostic", "checkpoint", "wasm"] as const) {
+    for (const [t, y, x, dtype] of [
+      [4, 32, 48, "float64"],
+      [8, 96, 160, "float32"],
+      [2, 6, 10, "uint8"],
+    ] as const) {
+      const layout = layoutOf({
+        shape: [t, y, x],
+        shardShape: [t, y, x],
+        chunkShape: [1, y / 2, x / 2],
+        dtype,
+        codec: profileCodec(profile, dtype),
+      });
+      const data = allocTyped(dtype, t * y * x);
+      bytesOf(data).set(randomBytes(data.byteLength, t + y + x));
+      const bytes = await encodeShard(layout, [0, 0, 0], data);
+      const bound = shardBytesBound(layout);
+      assert.ok(bytes.byteLength <= bound, `${profile} ${dtype}: ${bytes.byteLength} > ${bound}`);
+      assert.ok(bound < 1.05 * data.byteLength + 4096, `${profile} ${dtype}: bound ${bound} is loose`);
+    }
+  }
 });
 
 test("§1 index at the start: bodies inside the first read come from it, later ones cost one more read", async () => {
