@@ -19,12 +19,16 @@ type CheckFunction = ((value: unknown) => boolean) & { errors?: ErrorObject[] | 
 
 const precompiled: Readonly<Record<string, CheckFunction>> = PRECOMPILED;
 
-/** Every schema with an $id that makeValidator has been given, in call order: what the build precompiles. */
-const declared: object[] = [];
+/**
+ * Every schema with an $id that makeValidator has been given, in call order: what the build precompiles
+ * (it loads the package, whose modules make their validators as they load). A Set, so a caller making
+ * validators of one schema again and again does not grow it.
+ */
+const declared = new Set<object>();
 
 /** The schemas, each with a string $id, that makeValidator has been given: the build's input. */
 export function declaredSchemas(): readonly object[] {
-  return declared;
+  return [...declared];
 }
 
 /** Whether makeValidator checks `schema` with build-time code rather than compiling it at run time. */
@@ -87,7 +91,7 @@ function describe(error: ErrorObject): string {
  */
 export function makeValidator<T>(schema: object, documentName: string): (value: unknown) => T {
   const id = (schema as { $id?: unknown }).$id;
-  if (typeof id === "string") declared.push(schema);
+  if (typeof id === "string") declared.add(schema);
   let compiled: CheckFunction | ValidateFunction | undefined = isPrecompiled(schema)
     ? precompiled[id as string]
     : undefined;
