@@ -3,6 +3,7 @@ import type { Backend } from "./backend.js";
 import { checkDecodedLength, corruptChunk } from "./frame-checks.js";
 
 const CASTAGNOLI = 0x82f63b78;
+const ZSTD_CHECKSUM_FLAG = 0x04;
 
 let hashes: Promise<typeof import("hash-wasm")> | undefined;
 
@@ -14,7 +15,6 @@ function hashWasm(): Promise<typeof import("hash-wasm")> {
   hashes ??= import("hash-wasm");
   return hashes;
 }
-const ZSTD_CHECKSUM_FLAG = 0x04;
 
 /*
  * numcodecs' zstd decoder leaks its C++ exception state on every failed decode; after ~1,500-2,000
