@@ -20,21 +20,27 @@ type CheckFunction = ((value: unknown) => boolean) & { errors?: ErrorObject[] | 
 const precompiled: Readonly<Record<string, CheckFunction>> = PRECOMPILED;
 
 /**
- * Every schema with an $id that makeValidator has been given, in call order: what the build precompiles
- * (it loads the package, whose modules make their validators as they load). A Set, so a caller making
- * validators of one schema again and again does not grow it.
+ * The first schema makeValidator was given under each $id: what the build precompiles (it loads the
+ * package, whose modules make their validators as they load, before any caller can make one). Another
+ * object under an $id already taken is a caller's own schema and is compiled at run time, so a
+ * precompiled function only ever checks the schema it was generated from.
  */
-const declared = new Set<object>();
+const firstById = new Map<string, object>();
 
-/** The schemas, each with a string $id, that makeValidator has been given: the build's input. */
+function schemaIdOf(schema: object): string | undefined {
+  const id = (schema as { $id?: unknown }).$id;
+  return typeof id === "string" ? id : undefined;
+}
+
+/** The schemas, each with a string $id, that makeValidator has been given first: the build's input. */
 export function declaredSchemas(): readonly object[] {
-  return [...declared];
+  return [...firstById.values()];
 }
 
 /** Whether makeValidator checks `schema` with build-time code rather than compiling it at run time. */
 export function isPrecompiled(schema: object): boolean {
-  const id = (schema as { $id?: unknown }).$id;
-  return typeof id === "string" && Object.hasOwn(precompiled, id);
+  const id = schemaIdOf(schema);
+  return id !== undefined && firstById.get(id) === schema && Object.hasOwn(precompiled, id);
 }
 
 /** RFC 6901 escaping of one reference token. */
@@ -87,11 +93,11 @@ function describe(error: ErrorObject): string {
  * throws SchemaError naming the document, the JSON pointer that failed ("/" for the root) and the reason.
  * A schema whose $id the build precompiled (every schema of this package: generated/validators.js) is
  * checked by that code; any other is compiled by Ajv on first use, so importing a module full of schemas
- * costs nothing. The build precompiles each schema by its $id, so an $id names one schema only.
+ * costs nothing.
  */
 export function makeValidator<T>(schema: object, documentName: string): (value: unknown) => T {
-  const id = (schema as { $id?: unknown }).$id;
-  if (typeof id === "string") declared.add(schema);
+  const id = schemaIdOf(schema);
+  if (id !== undefined && !firstById.has(id)) firstById.set(id, schema);
   let compiled: CheckFunction | ValidateFunction | undefined = isPrecompiled(schema)
     ? precompiled[id as string]
     : undefined;

@@ -9,7 +9,7 @@ import { outputManifestV1JsonSchema, outputManifestV2JsonSchema } from "../src/s
 import { regionJsonSchema, roleJsonSchema } from "../src/schemas/role.js";
 import { streamSchemaJsonSchema } from "../src/schemas/stream-schema.js";
 import { zarrArrayJsonSchema } from "../src/schemas/zarr.js";
-import { AJV_OPTIONS, declaredSchemas, isPrecompiled } from "../src/validate.js";
+import { AJV_OPTIONS, declaredSchemas, isPrecompiled, makeValidator } from "../src/validate.js";
 import { GENERATED_VALIDATORS, validatorModuleText } from "../src/validator-code.js";
 import { manifestV1, manifestV2, schema, streamSchemaArb, token, zarrArray } from "./examples.js";
 // Loading the package makes every validator it has, as the build's generator does.
@@ -36,6 +36,19 @@ test("every schema the package makes a validator of is precompiled, and nothing 
   assert.deepEqual(Object.keys(PRECOMPILED).sort(), [...new Set(ids)].sort());
   assert.equal(isPrecompiled({ type: "object" }), false);
   assert.equal(isPrecompiled({ $id: "zarr-stream:not-a-schema-of-ours" }), false);
+});
+
+test("a caller's schema under a package schema's $id is its own, checked by a run-time compile", () => {
+  const region = makeValidator<unknown>(regionJsonSchema, "region");
+  assert.equal(isPrecompiled(regionJsonSchema), true);
+  const both = { lat: [0, 1], lon: [2, 3] };
+  region(both);
+  // The same $id, another schema: a region of one dim at most.
+  const stricter = { ...regionJsonSchema, maxProperties: 1 };
+  assert.equal(isPrecompiled(stricter), false);
+  const check = makeValidator<unknown>(stricter, "stricter region");
+  assert.deepEqual(check({ lon: [0, 1] }), { lon: [0, 1] });
+  assert.throws(() => check(both), { name: "SchemaError", message: /more than 1 properties/ });
 });
 
 /** Every node of `doc` (a JSON value) as a path of keys and indices. */
