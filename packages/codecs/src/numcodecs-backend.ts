@@ -1,10 +1,20 @@
-import { crc32, xxhash64 } from "hash-wasm";
 import type { Codec } from "numcodecs";
 import type { Backend } from "./backend.js";
 import { checkDecodedLength, corruptChunk } from "./frame-checks.js";
 
 const CASTAGNOLI = 0x82f63b78;
 const ZSTD_CHECKSUM_FLAG = 0x04;
+
+let hashes: Promise<typeof import("hash-wasm")> | undefined;
+
+/**
+ * hash-wasm, loaded on the first checksum this backend computes: the module instantiates its wasm as it
+ * loads (10-20 ms of CPU), and a process on the native backend never asks it for one.
+ */
+function hashWasm(): Promise<typeof import("hash-wasm")> {
+  hashes ??= import("hash-wasm");
+  return hashes;
+}
 
 /*
  * numcodecs' zstd decoder leaks its C++ exception state on every failed decode; after ~1,500-2,000
@@ -34,7 +44,7 @@ async function addZstdChecksum(frame: Uint8Array, content: Uint8Array): Promise<
   const out = new Uint8Array(frame.length + 4);
   out.set(frame);
   out[4] = (out[4] ?? 0) | ZSTD_CHECKSUM_FLAG;
-  const low32 = Number.parseInt((await xxhash64(content)).slice(8), 16);
+  const low32 = Number.parseInt((await (await hashWasm()).xxhash64(content)).slice(8), 16);
   new DataView(out.buffer).setUint32(frame.length, low32, true);
   return out;
 }
@@ -75,5 +85,5 @@ export const numcodecsBackend: Backend = {
     }
     return checkDecodedLength(out, expectedLength, key);
   },
-  crc32c: async (data) => Number.parseInt(await crc32(data, CASTAGNOLI), 16) >>> 0,
+  crc32c: async (data) => Number.parseInt(await (await hashWasm()).crc32(data, CASTAGNOLI), 16) >>> 0,
 };

@@ -1,6 +1,9 @@
 import type { ErrorObject, ValidateFunction } from "ajv";
-import { Ajv2020 } from "ajv/dist/2020.js";
+import { runtimeAjv } from "#compile-schema";
+import { PRECOMPILED } from "#precompiled-validators";
 import { SchemaError } from "./errors.js";
+
+export { AJV_OPTIONS } from "./ajv-options.js";
 
 /**
  * Keys that would reach Object.prototype (or shadow it) when a parsed document is spread or merged.
@@ -11,11 +14,33 @@ const FORBIDDEN_KEYS = new Set(["__proto__", "constructor", "prototype"]);
 /** Documents are small; anything deeper is hostile and would overflow the stack of a recursive walk. */
 const MAX_DEPTH = 64;
 
-let sharedAjv: Ajv2020 | undefined;
+/** What the standalone code exports and Ajv's compile returns: a check that leaves `errors` on itself. */
+type CheckFunction = ((value: unknown) => boolean) & { errors?: ErrorObject[] | null };
 
-function ajv(): Ajv2020 {
-  sharedAjv ??= new Ajv2020({ allErrors: false, strict: true });
-  return sharedAjv;
+const precompiled: Readonly<Record<string, CheckFunction>> = PRECOMPILED;
+
+/**
+ * The first schema makeValidator was given under each $id: what the build precompiles (it loads the
+ * package, whose modules make their validators as they load, before any caller can make one). Another
+ * object under an $id already taken is a caller's own schema and is compiled at run time, so a
+ * precompiled function only ever checks the schema it was generated from.
+ */
+const firstById = new Map<string, object>();
+
+function schemaIdOf(schema: object): string | undefined {
+  const id = (schema as { $id?: unknown }).$id;
+  return typeof id === "string" ? id : undefined;
+}
+
+/** The schemas, each with a string $id, that makeValidator has been given first: the build's input. */
+export function declaredSchemas(): readonly object[] {
+  return [...firstById.values()];
+}
+
+/** Whether makeValidator checks `schema` with build-time code rather than compiling it at run time. */
+export function isPrecompiled(schema: object): boolean {
+  const id = schemaIdOf(schema);
+  return id !== undefined && firstById.get(id) === schema && Object.hasOwn(precompiled, id);
 }
 
 /** RFC 6901 escaping of one reference token. */
@@ -64,15 +89,21 @@ function describe(error: ErrorObject): string {
 }
 
 /**
- * Compiles a JSON Schema (draft 2020-12) into a checking function that returns its input typed as T, or
+ * Makes a JSON Schema (draft 2020-12) into a checking function that returns its input typed as T, or
  * throws SchemaError naming the document, the JSON pointer that failed ("/" for the root) and the reason.
- * Compilation happens on first use so importing a module full of schemas costs nothing.
+ * A schema whose $id the build precompiled (every schema of this package: generated/validators.js) is
+ * checked by that code; any other is compiled by Ajv on first use, so importing a module full of schemas
+ * costs nothing.
  */
 export function makeValidator<T>(schema: object, documentName: string): (value: unknown) => T {
-  let compiled: ValidateFunction | undefined;
+  const id = schemaIdOf(schema);
+  if (id !== undefined && !firstById.has(id)) firstById.set(id, schema);
+  let compiled: CheckFunction | ValidateFunction | undefined = isPrecompiled(schema)
+    ? precompiled[id as string]
+    : undefined;
   return (value: unknown): T => {
     findForbiddenKey(value, [], documentName);
-    compiled ??= ajv().compile(schema);
+    compiled ??= runtimeAjv().compile(schema);
     if (compiled(value)) return value as T;
     const error = compiled.errors?.[0];
     const pointer = error?.instancePath ? error.instancePath : "/";

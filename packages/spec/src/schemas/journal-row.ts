@@ -50,6 +50,7 @@ const nullableString = nullable({ type: "string", minLength: 1 });
 
 export const JOURNAL_ROW_SCHEMA = {
   $schema: "https://json-schema.org/draft/2020-12/schema",
+  $id: "zarr-stream:journal-row",
   title: "journal row configuration (seed 004)",
   type: "object",
   additionalProperties: false,
