@@ -167,6 +167,7 @@ export class LeanGet {
   ): Promise<IncomingMessage> {
     const { endpoint, connectTimeoutMs, requestTimeoutMs } = this.#o;
     return new Promise((resolve, reject) => {
+      let response: IncomingMessage | undefined;
       const req = this.#client.request(
         {
           protocol: endpoint.protocol,
@@ -180,12 +181,19 @@ export class LeanGet {
         },
         (res) => {
           clearTimeout(connectTimer);
+          response = res;
           resolve(res);
         },
       );
       // No byte either way for requestTimeoutMs, the body's reading included (the socket stays armed).
       req.setTimeout(requestTimeoutMs, () => {
-        req.destroy(Object.assign(new Error(`no byte for ${requestTimeoutMs} ms`), { name: "TimeoutError" }));
+        const timeout = Object.assign(new Error(`no byte for ${requestTimeoutMs} ms`), {
+          name: "TimeoutError",
+        });
+        // A body being read ends with this error rather than node's plain "aborted", so a body that goes
+        // silent on every attempt is reported as the timeout it is (StoreTimeout).
+        response?.destroy(timeout);
+        req.destroy(timeout);
       });
       const connectTimer = setTimeout(() => {
         req.destroy(

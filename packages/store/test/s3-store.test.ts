@@ -331,6 +331,100 @@ describe("S3Store lean GETs: connections", () => {
   });
 });
 
+/** A loopback HTTP server whose n-th GET (from 0) `answer` serves; the requests' if-match headers are kept. */
+async function gets(answer: (n: number, res: import("node:http").ServerResponse) => void) {
+  const ifMatch: (string | undefined)[] = [];
+  const srv = createServer((req, res) => {
+    ifMatch.push(req.headers["if-match"]);
+    answer(ifMatch.length - 1, res);
+  });
+  await new Promise<void>((resolve) => srv.listen(0, "127.0.0.1", resolve));
+  const endpoint = `http://127.0.0.1:${(srv.address() as { port: number }).port}`;
+  return {
+    endpoint,
+    ifMatch,
+    close: async () => {
+      srv.closeAllConnections();
+      await new Promise((r) => srv.close(r));
+    },
+  };
+}
+
+describe("S3Store lean GETs: a body that goes silent", () => {
+  it("S3Store.get: a body that stalls halfway is cut at requestTimeoutMs and read again, pinned to its ETag", async () => {
+    const whole = bytes(1, 2, 3, 4, 5, 6, 7, 8);
+    const f = await gets((n, res) => {
+      res.writeHead(200, { "content-length": whole.length, etag: '"v1"' });
+      // The first answer sends half its body and then nothing; the second sends all of it.
+      if (n === 0) res.write(whole.subarray(0, 4));
+      else res.end(whole);
+    });
+    const store = new S3Store({
+      bucket: "stall-bucket",
+      endpoint: f.endpoint,
+      credentials: TEST_CREDENTIALS,
+      requestTimeoutMs: 300,
+    });
+    try {
+      const t = performance.now();
+      assert.deepEqual(await store.get("k"), whole);
+      assert.ok(performance.now() - t >= 250, "the stalled body was waited for, not dropped at once");
+      assert.deepEqual(f.ifMatch, [undefined, '"v1"']);
+    } finally {
+      await store.close();
+      await f.close();
+    }
+  });
+
+  it("S3Store.get: a body that stalls on every attempt is a StoreTimeout, not a hang", async () => {
+    const f = await gets((_n, res) => {
+      res.writeHead(200, { "content-length": 8, etag: '"v1"' });
+      res.write(bytes(1, 2));
+    });
+    const store = new S3Store({
+      bucket: "stall-bucket",
+      endpoint: f.endpoint,
+      credentials: TEST_CREDENTIALS,
+      requestTimeoutMs: 200,
+    });
+    try {
+      const { err, ms } = await timedFailure(() => store.get("k"));
+      assert.ok(err instanceof StoreTimeout, String(err));
+      assert.match(err.message, /timed out on every attempt/);
+      // Four reads of the body (the first and three pinned), each cut after 200 ms of silence.
+      assert.equal(f.ifMatch.length, 4);
+      assert.ok(ms >= 700 && ms < 5000, `gave up after ${ms.toFixed(0)} ms`);
+    } finally {
+      await store.close();
+      await f.close();
+    }
+  });
+
+  it("S3Store.get: the deadline ends a body that trickles forever (a byte every 50 ms)", async () => {
+    const timers: NodeJS.Timeout[] = [];
+    const f = await gets((_n, res) => {
+      res.writeHead(200, { "content-length": 1_000_000, etag: '"v1"' });
+      timers.push(setInterval(() => res.write(bytes(0)), 50));
+    });
+    const store = new S3Store({
+      bucket: "trickle-bucket",
+      endpoint: f.endpoint,
+      credentials: TEST_CREDENTIALS,
+      deadlineMs: 800,
+    });
+    try {
+      const { err, ms } = await timedFailure(() => store.get("k"));
+      assert.ok(err instanceof StoreTimeout, String(err));
+      assert.equal(err.timeoutMs, 800);
+      assert.ok(ms >= 700 && ms < 3000, `gave up after ${ms.toFixed(0)} ms`);
+    } finally {
+      for (const t of timers) clearInterval(t);
+      await store.close();
+      await f.close();
+    }
+  });
+});
+
 describe("S3Store payload signing", () => {
   it("S3Store.put: the body goes up as UNSIGNED-PAYLOAD unless signedPayload asks for its SHA-256", async () => {
     const seen: (string | undefined)[] = [];
