@@ -7,8 +7,9 @@
 //   sdk      the same with sdkGets: true (the AWS SDK's GetObject)
 //   earlier  the S3Store of another build (ZS_BENCH_EARLIER_STORE=<its dist/src/index.js>, e.g. a copy
 //            of packages/store/dist taken before a change), so a change is measured against what it replaces
+//   socket   socket-gets.mjs: bare sockets reading straight into the buffers, below any HTTP client
 // Each turn reports MB/s and its process's CPU (user and system) over the reads only.
-//   node bench/s3-gets.mjs [rounds] [lean,sdk,earlier]
+//   node bench/s3-gets.mjs [rounds] [lean,sdk,socket,earlier]
 //   node bench/s3-gets.mjs --turn KIND ENDPOINT BUCKET     (one turn; prints JSON)
 import { loadavg } from "node:os";
 import { resolve } from "node:path";
@@ -16,16 +17,19 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { S3Store } from "@zarr-stream/store";
 import { startS3Server, TEST_CREDENTIALS } from "@zarr-stream/test-support/s3-server";
 import { lastJson, run } from "./run-process.mjs";
+import { withSocketGets } from "./socket-gets.mjs";
 
 const OBJECTS = 256;
 const SIZE = 2_700_000;
 const IN_FLIGHT = 8;
 const WINDOW = 4 * 1024 * 1024;
 const EARLIER = process.env.ZS_BENCH_EARLIER_STORE;
+/** Byte j of every object: no short period, so nothing on the way can shortcut the bytes. */
+const valueAt = (j) => Math.imul(j, 2654435761) >>> 24;
 
 async function turn(kind, endpoint, bucket) {
   const Store = kind === "earlier" ? (await import(pathToFileURL(resolve(EARLIER)).href)).S3Store : S3Store;
-  const store = new Store({
+  const s3 = new Store({
     bucket,
     endpoint,
     forcePathStyle: true,
@@ -33,6 +37,7 @@ async function turn(kind, endpoint, bucket) {
     region: "us-east-1",
     sdkGets: kind === "sdk",
   });
+  const store = kind === "socket" ? withSocketGets(s3, endpoint) : s3;
   const buffers = Array.from({ length: IN_FLIGHT }, () => new Uint8Array(WINDOW));
   // One GET outside the clock: modules loaded, the client built, a first connection made.
   await store.getSuffixInto("o/0", WINDOW, buffers[0]);
@@ -50,6 +55,14 @@ async function turn(kind, endpoint, bucket) {
   );
   const s = (performance.now() - t) / 1000;
   const u = process.cpuUsage(cpu);
+  // Outside the clock: eight objects read again hold what was written (every 997th byte and the last).
+  for (let i = 0; i < IN_FLIGHT; i++) {
+    const n = await store.getSuffixInto(`o/${i}`, WINDOW, buffers[0]);
+    if (n !== SIZE) throw new Error(`${kind}: o/${i} read ${n} bytes, expected ${SIZE}`);
+    for (const j of [...Array.from({ length: Math.ceil(SIZE / 997) }, (_, k) => k * 997), SIZE - 1]) {
+      if (buffers[0][j] !== valueAt(j)) throw new Error(`${kind}: o/${i} byte ${j} is not what was written`);
+    }
+  }
   await store.close();
   return { kind, MBps: bytes / 1e6 / s, bytes, user_s: u.user / 1e6, sys_s: u.system / 1e6 };
 }
@@ -60,15 +73,15 @@ if (process.argv[2] === "--turn") {
 }
 
 const rounds = Number(process.argv[2] ?? 5);
-const kinds = (process.argv[3] ?? (EARLIER ? "lean,earlier" : "lean,sdk")).split(",");
+const kinds = (process.argv[3] ?? (EARLIER ? "lean,earlier" : "lean,sdk,socket")).split(",");
 if (kinds.includes("earlier") && !EARLIER) throw new Error("earlier needs ZS_BENCH_EARLIER_STORE");
 const server = await startS3Server("versitygw");
 try {
   const bucket = await server.makeBucket("zs-gets");
+  Object.assign(process.env, server.env);
   const store = new S3Store({ bucket, endpoint: server.endpoint, credentials: TEST_CREDENTIALS });
-  // Bytes that do not repeat in any short period, so nothing on the way can shortcut them.
   const data = new Uint8Array(SIZE);
-  for (let i = 0; i < SIZE; i++) data[i] = Math.imul(i, 2654435761) >>> 24;
+  for (let i = 0; i < SIZE; i++) data[i] = valueAt(i);
   for (let i = 0; i < OBJECTS; i++) await store.put(`o/${i}`, data);
   await store.close();
   const rows = Object.fromEntries(kinds.map((k) => [k, []]));

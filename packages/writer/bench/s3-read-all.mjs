@@ -5,11 +5,13 @@
 // zarr-stream, into a fresh bucket on a versitygw started here (VGW_KEEP_ALIVE=true in the environment
 // turns the gateway's keep-alive on). zarr-stream-sdk is zarr-stream with its GETs through the AWS SDK
 // (S3StoreOptions.sdkGets) instead of the lean GET path: the fix's before and after in one run.
+// zarr-stream-socket is the same S3Store with its shard reads on bare sockets that read straight into the
+// reader's buffers (socket-gets.mjs): what the read costs below Node's HTTP clients.
 // ZS_BENCH_EARLIER_STORE=<file> adds zarr-stream-earlier: the S3Store of another build of
 // @zarr-stream/store (its dist/src/index.js, e.g. a copy of packages/store/dist taken before a change),
 // reading in the same turns, so a change to the store is measured against what it replaces.
 //   node bench/s3-read-all.mjs [small|full|quick] [pairs]
-//   node bench/s3-read-all.mjs --ours WORKLOAD.json ENDPOINT BUCKET lean|sdk|earlier  (one turn; JSON)
+//   node bench/s3-read-all.mjs --ours WORKLOAD.json ENDPOINT BUCKET lean|sdk|socket|earlier  (one turn)
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -20,6 +22,7 @@ import { PYTHON } from "./harness.mjs";
 import { readAll } from "./read-all.mjs";
 import { lastJson, run } from "./run-process.mjs";
 import { s3Workload } from "./s3.mjs";
+import { withSocketGets } from "./socket-gets.mjs";
 import { makePool, totalBytes } from "./workload.mjs";
 import { writeSingle } from "./write-single.mjs";
 
@@ -34,7 +37,8 @@ const EARLIER = process.env.ZS_BENCH_EARLIER_STORE;
 async function ours(wlFile, endpoint, bucket, path) {
   const wl = JSON.parse(readFileSync(wlFile, "utf8"));
   const Store = path === "earlier" ? (await import(pathToFileURL(resolve(EARLIER)).href)).S3Store : S3Store;
-  const store = new Store({ bucket, endpoint, forcePathStyle: true, sdkGets: path === "sdk" });
+  const s3 = new Store({ bucket, endpoint, forcePathStyle: true, sdkGets: path === "sdk" });
+  const store = path === "socket" ? withSocketGets(s3, endpoint) : s3;
   const cpu = process.cpuUsage();
   const t = performance.now();
   const bytes = await readAll(store, wl);
@@ -73,13 +77,19 @@ try {
   const names = [
     "zarr-stream",
     "zarr-stream-sdk",
+    "zarr-stream-socket",
     ...(EARLIER ? ["zarr-stream-earlier"] : []),
     "tensorstore",
   ];
   const rows = Object.fromEntries(names.map((n) => [n, []]));
   const cpu = Object.fromEntries(names.map((n) => [n, []]));
   const sys = Object.fromEntries(names.map((n) => [n, []]));
-  const path = { "zarr-stream": "lean", "zarr-stream-sdk": "sdk", "zarr-stream-earlier": "earlier" };
+  const path = {
+    "zarr-stream": "lean",
+    "zarr-stream-sdk": "sdk",
+    "zarr-stream-socket": "socket",
+    "zarr-stream-earlier": "earlier",
+  };
   const turn = (name) =>
     name === "tensorstore"
       ? runTurn(PYTHON, [PEERS_S3, "tensorstore-read-all", wlFile, server.endpoint, bucket], {})
