@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage } from "node:http";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { StoreError, StoreTimeout } from "@zarr-stream/spec";
+import { SchemaError, StoreError, StoreTimeout } from "@zarr-stream/spec";
 import { runnable, statedOutput, tsBlocks } from "@zarr-stream/test-support/readme";
 import {
   S3_SERVER_KINDS,
@@ -419,6 +419,116 @@ describe("S3Store lean GETs: a body that goes silent", () => {
       assert.ok(ms >= 700 && ms < 3000, `gave up after ${ms.toFixed(0)} ms`);
     } finally {
       for (const t of timers) clearInterval(t);
+      await store.close();
+      await f.close();
+    }
+  });
+});
+
+describe("S3Store lean GETs on sockets that read into the caller's buffer", () => {
+  /** Bytes with no short period, so a misplaced piece of a body cannot pass for the right one. */
+  const pattern = (n: number) => Uint8Array.from({ length: n }, (_, i) => Math.imul(i, 2654435761) >>> 24);
+
+  it("S3Store.getSuffixInto: a 3 MB body sent in pieces with pauses arrives whole and in order", async () => {
+    const whole = pattern(3_000_000);
+    const f = await gets((_n, res) => {
+      res.writeHead(200, { "content-length": whole.length, etag: '"v1"' });
+      let at = 0;
+      const next = () => {
+        const piece = whole.subarray(at, Math.min(whole.length, at + 700_001));
+        at += piece.length;
+        if (at >= whole.length) res.end(piece);
+        else res.write(piece, () => setTimeout(next, 5));
+      };
+      next();
+    });
+    const store = new S3Store({
+      bucket: "piece-bucket",
+      endpoint: f.endpoint,
+      credentials: TEST_CREDENTIALS,
+    });
+    try {
+      const into = new Uint8Array(4 * 1024 * 1024);
+      assert.equal(await store.getSuffixInto("k", into.length, into), whole.length);
+      assert.ok(Buffer.from(into.subarray(0, whole.length)).equals(whole), "the bytes are the ones sent");
+      assert.deepEqual(await store.get("k"), whole);
+    } finally {
+      await store.close();
+      await f.close();
+    }
+  });
+
+  it("S3Store.get: a chunked answer (no Content-Length) is read through node:http instead", async () => {
+    const whole = pattern(100_000);
+    const f = await gets((_n, res) => {
+      res.writeHead(200, { etag: '"v1"' });
+      res.write(whole.subarray(0, 50_000));
+      res.end(whole.subarray(50_000));
+    });
+    const store = new S3Store({
+      bucket: "chunk-bucket",
+      endpoint: f.endpoint,
+      credentials: TEST_CREDENTIALS,
+    });
+    try {
+      assert.deepEqual(await store.get("k"), whole);
+      assert.equal(f.ifMatch.length, 2, "one GET on the socket path, then the same GET on node:http");
+    } finally {
+      await store.close();
+      await f.close();
+    }
+  });
+
+  it("S3Store.get: answers that close their connection, and a pooled connection the server dropped, are read on fresh ones", async () => {
+    const whole = pattern(10_000);
+    const sockets = new Set<import("node:net").Socket>();
+    const f = await gets((n, res) => {
+      sockets.add(res.socket as import("node:net").Socket);
+      // The first two answers close their connection; the rest keep it, and the server drops it when idle.
+      res.writeHead(200, {
+        "content-length": whole.length,
+        etag: '"v1"',
+        ...(n < 2 ? { connection: "close" } : {}),
+      });
+      res.end(whole);
+    });
+    const store = new S3Store({
+      bucket: "close-bucket",
+      endpoint: f.endpoint,
+      credentials: TEST_CREDENTIALS,
+    });
+    try {
+      for (let i = 0; i < 3; i++) assert.deepEqual(await store.get("k"), whole);
+      // The connection kept after the third GET is closed by the server; the next GET still succeeds.
+      for (const socket of sockets) socket.destroy();
+      await new Promise((r) => setTimeout(r, 50));
+      assert.deepEqual(await store.get("k"), whole);
+      assert.equal(f.ifMatch.length, 4, "four GETs answered, none retried as a failure");
+    } finally {
+      await store.close();
+      await f.close();
+    }
+  });
+
+  it("S3Store.getRangeInto: an answer longer than the caller's buffer is a SchemaError at /into, the connection dropped", async () => {
+    const f = await gets((_n, res) => {
+      res.writeHead(206, { "content-length": 64, etag: '"v1"' });
+      res.end(pattern(64));
+    });
+    const store = new S3Store({
+      bucket: "small-bucket",
+      endpoint: f.endpoint,
+      credentials: TEST_CREDENTIALS,
+    });
+    try {
+      await assert.rejects(store.getRangeInto("k", 0, 16, new Uint8Array(16)), (err: unknown) => {
+        assert.ok(err instanceof SchemaError, String(err));
+        assert.equal(err.pointer, "/into");
+        return true;
+      });
+      // The store still reads: the dropped connection is replaced.
+      assert.equal(await store.getRangeInto("k", 0, 64, new Uint8Array(64)), 64);
+    } finally {
       await store.close();
       await f.close();
     }
