@@ -295,10 +295,19 @@ export class SocketGets {
   }
 
   #connection(): Connection {
-    for (let c = this.#idle.pop(); c !== undefined; c = this.#idle.pop()) if (!c.closed) return c;
+    for (let c = this.#idle.pop(); c !== undefined; c = this.#idle.pop()) {
+      if (c.closed) continue;
+      c.socket.ref();
+      return c;
+    }
     return new Connection(this.#options, this.#scratch, (c) => {
-      if (this.#destroyed || this.#idle.length >= MAX_IDLE) c.socket.destroy();
-      else this.#idle.push(c);
+      if (this.#destroyed || this.#idle.length >= MAX_IDLE) {
+        c.socket.destroy();
+        return;
+      }
+      // An idle connection does not keep the process alive (as node:http's agent leaves its free sockets).
+      c.socket.unref();
+      this.#idle.push(c);
     });
   }
 

@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage } from "node:http";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { SchemaError, StoreError, StoreTimeout } from "@zarr-stream/spec";
 import { runnable, statedOutput, tsBlocks } from "@zarr-stream/test-support/readme";
 import {
@@ -332,12 +333,16 @@ describe("S3Store lean GETs: connections", () => {
 });
 
 /** A loopback HTTP server whose n-th GET (from 0) `answer` serves; the requests' if-match headers are kept. */
-async function gets(answer: (n: number, res: import("node:http").ServerResponse) => void) {
+async function gets(
+  answer: (n: number, res: import("node:http").ServerResponse) => void,
+  keepAliveMs = 5000,
+) {
   const ifMatch: (string | undefined)[] = [];
   const srv = createServer((req, res) => {
     ifMatch.push(req.headers["if-match"]);
     answer(ifMatch.length - 1, res);
   });
+  srv.keepAliveTimeout = keepAliveMs;
   await new Promise<void>((resolve) => srv.listen(0, "127.0.0.1", resolve));
   const endpoint = `http://127.0.0.1:${(srv.address() as { port: number }).port}`;
   return {
@@ -506,6 +511,32 @@ describe("S3Store lean GETs on sockets that read into the caller's buffer", () =
       assert.equal(f.ifMatch.length, 4, "four GETs answered, none retried as a failure");
     } finally {
       await store.close();
+      await f.close();
+    }
+  });
+
+  it("S3Store: a process that reads and never closes its store still exits (idle connections do not hold it)", async () => {
+    // The server keeps an idle connection open for a minute: a connection that held the child would show.
+    const f = await gets((_n, res) => {
+      res.writeHead(200, { "content-length": 4, etag: '"v1"' });
+      res.end(bytes(1, 2, 3, 4));
+    }, 60_000);
+    const index = new URL("../src/index.js", import.meta.url).href;
+    const child = [
+      `import { S3Store } from ${JSON.stringify(index)};`,
+      `const s = new S3Store({ bucket: "exit-bucket", endpoint: ${JSON.stringify(f.endpoint)}, credentials: { accessKeyId: "a", secretAccessKey: "b" } });`,
+      `process.stdout.write(String((await s.get("k")).length));`,
+    ].join("\n");
+    try {
+      const t = performance.now();
+      // The child runs asynchronously: the server answering it lives in this process.
+      const { stdout } = await promisify(execFile)(process.execPath, ["--input-type=module", "-e", child], {
+        encoding: "utf8",
+        timeout: 30_000,
+      });
+      assert.equal(stdout, "4");
+      assert.ok(performance.now() - t < 30_000);
+    } finally {
       await f.close();
     }
   });
