@@ -3,15 +3,19 @@ import http, { type IncomingMessage } from "node:http";
 import https from "node:https";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { SignatureV4 } from "@smithy/signature-v4";
+import { type SocketBody, SocketGets, SocketUnsupported } from "./socket-get.js";
 
 /**
- * Ranged GETs of S3Store without the SDK's per-request machinery: one SigV4-signed request on node:http
- * through a keep-alive agent, its body handed over as the socket delivers it. The SDK resolves its
- * middleware stack, serializes through its schema, builds its user agent and wraps the body for every
- * request: 1.5-1.8 ms of CPU per small GET through S3Store where we measured, against 0.7-1 ms here, and a
- * reader makes one GET per shard (packages/spec/docs/s3-reads.md has the figures). Everything else (writes, HEAD, LIST,
- * multipart) stays on the SDK. The answer mimics the SDK's where S3Store looks at it: `$metadata`
- * (httpStatusCode, attempts) on errors, ContentLength and ETag and an async-iterable Body on success.
+ * Ranged GETs of S3Store without the SDK's per-request machinery: one SigV4-signed request, its body
+ * handed over as it arrives. The SDK resolves its middleware stack, serializes through its schema, builds
+ * its user agent and wraps the body for every request: 1.5-1.8 ms of CPU per small GET through S3Store
+ * where we measured, against 0.7-1 ms here, and a reader makes one GET per shard. On a plain-http
+ * endpoint the request goes out on a socket whose reads land in the caller's buffer (socket-get.ts): on a
+ * loopback read-all that halved the CPU per GB against node:http and took the read from 0.66-0.69x
+ * TensorStore's speed to 1.03-1.28x (packages/spec/docs/s3-reads.md). https endpoints, and answers the
+ * socket path cannot frame, go through node:http with a keep-alive agent. Everything else (writes,
+ * HEAD, LIST, multipart) stays on the SDK. The answer mimics the SDK's where S3Store looks at it:
+ * `$metadata` (httpStatusCode, attempts) on errors, ContentLength and ETag and the unread Body on success.
  */
 
 /** SourceData (string, ArrayBuffer or a view) as what node:crypto takes. */
@@ -50,7 +54,8 @@ export interface LeanGetOptions {
 export interface LeanGetOutput {
   ContentLength: number | undefined;
   ETag: string | undefined;
-  Body: IncomingMessage;
+  /** A node:http body (a stream), or a socket body that reads straight into a buffer (socket-get.ts). */
+  Body: IncomingMessage | SocketBody;
 }
 
 /** An HTTP answer that is an error, shaped as the SDK's service errors are where S3Store looks. */
@@ -83,6 +88,8 @@ export class LeanGet {
   readonly #agent: http.Agent;
   #signer: Promise<SignatureV4> | undefined;
   readonly #client: typeof http | typeof https;
+  /** Plain-http endpoints: GETs on sockets that read into the caller's buffer; node:http for the rest. */
+  readonly #sockets: SocketGets | undefined;
 
   constructor(options: LeanGetOptions) {
     this.#o = options;
@@ -90,6 +97,14 @@ export class LeanGet {
     this.#client = secure ? https : http;
     // Keep-alive saves a TCP (and TLS) handshake per GET where the server keeps connections open.
     this.#agent = new (secure ? https.Agent : http.Agent)({ keepAlive: true, maxSockets: 64 });
+    this.#sockets = secure
+      ? undefined
+      : new SocketGets({
+          host: options.endpoint.hostname.replace(/^\[|\]$/g, ""),
+          port: options.endpoint.port === "" ? 80 : Number(options.endpoint.port),
+          connectTimeoutMs: options.connectTimeoutMs,
+          requestTimeoutMs: options.requestTimeoutMs,
+        });
   }
 
   /**
@@ -142,6 +157,15 @@ export class LeanGet {
         headers,
       });
       try {
+        const sent = await this.#sendOnSocket(path, signed.headers as Record<string, string>, signal);
+        if (sent !== undefined) {
+          if (sent.status >= 200 && sent.status < 300) {
+            return { ContentLength: sent.length, ETag: sent.headers.etag, Body: sent.body };
+          }
+          const code = await socketErrorCode(sent.length, sent.body);
+          const message = `S3 GET answered HTTP ${sent.status}${code ? ` ${code}` : ""}`;
+          throw new LeanGetError(message, code ?? `Http${sent.status}`, sent.status, attempt);
+        }
         const res = await this.#send(host, path, signed.headers as Record<string, string>, signal);
         const status = res.statusCode ?? 0;
         if (status >= 200 && status < 300) {
@@ -170,6 +194,17 @@ export class LeanGet {
     }
   }
 
+  /** One request on the socket path; undefined where it does not apply (https, or an answer it cannot frame). */
+  async #sendOnSocket(path: string, headers: Record<string, string>, signal: AbortSignal) {
+    if (this.#sockets === undefined) return undefined;
+    try {
+      return await this.#sockets.get(path, headers, signal);
+    } catch (err) {
+      if (err instanceof SocketUnsupported) return undefined;
+      throw err;
+    }
+  }
+
   /** One request: resolves with the response once its headers arrive. */
   #send(
     host: string,
@@ -179,6 +214,7 @@ export class LeanGet {
   ): Promise<IncomingMessage> {
     const { endpoint, connectTimeoutMs, requestTimeoutMs } = this.#o;
     return new Promise((resolve, reject) => {
+      let response: IncomingMessage | undefined;
       const req = this.#client.request(
         {
           protocol: endpoint.protocol,
@@ -192,12 +228,19 @@ export class LeanGet {
         },
         (res) => {
           clearTimeout(connectTimer);
+          response = res;
           resolve(res);
         },
       );
       // No byte either way for requestTimeoutMs, the body's reading included (the socket stays armed).
       req.setTimeout(requestTimeoutMs, () => {
-        req.destroy(Object.assign(new Error(`no byte for ${requestTimeoutMs} ms`), { name: "TimeoutError" }));
+        const timeout = Object.assign(new Error(`no byte for ${requestTimeoutMs} ms`), {
+          name: "TimeoutError",
+        });
+        // A body being read ends with this error rather than node's plain "aborted", so a body that goes
+        // silent on every attempt is reported as the timeout it is (StoreTimeout).
+        response?.destroy(timeout);
+        req.destroy(timeout);
       });
       const connectTimer = setTimeout(() => {
         req.destroy(
@@ -218,6 +261,22 @@ export class LeanGet {
 
   destroy(): void {
     this.#agent.destroy();
+    this.#sockets?.destroy();
+  }
+}
+
+/** The <Code> of an error body on the socket path (at most 64 KiB read; a longer one is dropped). */
+async function socketErrorCode(length: number, body: SocketBody): Promise<string | undefined> {
+  if (length > 64 * 1024) {
+    body.destroy();
+    return undefined;
+  }
+  const text = new Uint8Array(length);
+  try {
+    const n = await body.readInto(text);
+    return /<Code>([^<]+)<\/Code>/.exec(Buffer.from(text.buffer, 0, n).toString("utf8"))?.[1];
+  } catch {
+    return undefined;
   }
 }
 

@@ -12,6 +12,7 @@ import { withDeadline } from "./deadline.js";
 import { assertValidPrefix, keyProblem } from "./keys.js";
 import { loopbackHost } from "./loopback.js";
 import { LeanGet, type LeanGetOutput } from "./s3-get.js";
+import type { SocketBody } from "./socket-get.js";
 import type { PinnedObject, ReadCost, Store } from "./store.js";
 import { type PinnedAnswer, VersionPin } from "./version-pin.js";
 
@@ -839,6 +840,11 @@ async function readBody(
       `S3Store read: ${key} needs ${announced} bytes, into holds ${into.length}`,
       "/into",
     );
+  }
+  if (typeof (body as Partial<SocketBody>).readInto === "function") {
+    // The socket path: the body is read by the kernel straight into the target (socket-get.ts).
+    const target = into ?? new Uint8Array(Buffer.allocUnsafeSlow(announced ?? 0).buffer, 0, announced ?? 0);
+    return target.subarray(0, await (body as unknown as SocketBody).readInto(target));
   }
   let target =
     into ??

@@ -1,11 +1,12 @@
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage } from "node:http";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { StoreError, StoreTimeout } from "@zarr-stream/spec";
+import { promisify } from "node:util";
+import { SchemaError, StoreError, StoreTimeout } from "@zarr-stream/spec";
 import { runnable, statedOutput, tsBlocks } from "@zarr-stream/test-support/readme";
 import {
   S3_SERVER_KINDS,
@@ -326,6 +327,290 @@ describe("S3Store lean GETs: connections", () => {
     } finally {
       await store.close();
       srv.closeAllConnections();
+      await new Promise((r) => srv.close(r));
+    }
+  });
+});
+
+/** A loopback HTTP server whose n-th GET (from 0) `answer` serves; the requests' if-match headers are kept. */
+async function gets(
+  answer: (n: number, res: import("node:http").ServerResponse) => void,
+  keepAliveMs = 5000,
+) {
+  const ifMatch: (string | undefined)[] = [];
+  const srv = createServer((req, res) => {
+    ifMatch.push(req.headers["if-match"]);
+    answer(ifMatch.length - 1, res);
+  });
+  srv.keepAliveTimeout = keepAliveMs;
+  await new Promise<void>((resolve) => srv.listen(0, "127.0.0.1", resolve));
+  const endpoint = `http://127.0.0.1:${(srv.address() as { port: number }).port}`;
+  return {
+    endpoint,
+    ifMatch,
+    close: async () => {
+      srv.closeAllConnections();
+      await new Promise((r) => srv.close(r));
+    },
+  };
+}
+
+describe("S3Store lean GETs: a body that goes silent", () => {
+  it("S3Store.get: a body that stalls halfway is cut at requestTimeoutMs and read again, pinned to its ETag", async () => {
+    const whole = bytes(1, 2, 3, 4, 5, 6, 7, 8);
+    const f = await gets((n, res) => {
+      res.writeHead(200, { "content-length": whole.length, etag: '"v1"' });
+      // The first answer sends half its body and then nothing; the second sends all of it.
+      if (n === 0) res.write(whole.subarray(0, 4));
+      else res.end(whole);
+    });
+    const store = new S3Store({
+      bucket: "stall-bucket",
+      endpoint: f.endpoint,
+      credentials: TEST_CREDENTIALS,
+      requestTimeoutMs: 300,
+    });
+    try {
+      const t = performance.now();
+      assert.deepEqual(await store.get("k"), whole);
+      assert.ok(performance.now() - t >= 250, "the stalled body was waited for, not dropped at once");
+      assert.deepEqual(f.ifMatch, [undefined, '"v1"']);
+    } finally {
+      await store.close();
+      await f.close();
+    }
+  });
+
+  it("S3Store.get: a body that stalls on every attempt is a StoreTimeout, not a hang", async () => {
+    const f = await gets((_n, res) => {
+      res.writeHead(200, { "content-length": 8, etag: '"v1"' });
+      res.write(bytes(1, 2));
+    });
+    const store = new S3Store({
+      bucket: "stall-bucket",
+      endpoint: f.endpoint,
+      credentials: TEST_CREDENTIALS,
+      requestTimeoutMs: 200,
+    });
+    try {
+      const { err, ms } = await timedFailure(() => store.get("k"));
+      assert.ok(err instanceof StoreTimeout, String(err));
+      assert.match(err.message, /timed out on every attempt/);
+      // Four reads of the body (the first and three pinned), each cut after 200 ms of silence.
+      assert.equal(f.ifMatch.length, 4);
+      assert.ok(ms >= 700 && ms < 5000, `gave up after ${ms.toFixed(0)} ms`);
+    } finally {
+      await store.close();
+      await f.close();
+    }
+  });
+
+  it("S3Store.get: the deadline ends a body that trickles forever (a byte every 50 ms)", async () => {
+    const timers: NodeJS.Timeout[] = [];
+    const f = await gets((_n, res) => {
+      res.writeHead(200, { "content-length": 1_000_000, etag: '"v1"' });
+      timers.push(setInterval(() => res.write(bytes(0)), 50));
+    });
+    const store = new S3Store({
+      bucket: "trickle-bucket",
+      endpoint: f.endpoint,
+      credentials: TEST_CREDENTIALS,
+      deadlineMs: 800,
+    });
+    try {
+      const { err, ms } = await timedFailure(() => store.get("k"));
+      assert.ok(err instanceof StoreTimeout, String(err));
+      assert.equal(err.timeoutMs, 800);
+      assert.ok(ms >= 700 && ms < 3000, `gave up after ${ms.toFixed(0)} ms`);
+    } finally {
+      for (const t of timers) clearInterval(t);
+      await store.close();
+      await f.close();
+    }
+  });
+});
+
+describe("S3Store lean GETs on sockets that read into the caller's buffer", () => {
+  /** Bytes with no short period, so a misplaced piece of a body cannot pass for the right one. */
+  const pattern = (n: number) => Uint8Array.from({ length: n }, (_, i) => Math.imul(i, 2654435761) >>> 24);
+
+  it("S3Store.getSuffixInto: a 3 MB body sent in pieces with pauses arrives whole and in order", async () => {
+    const whole = pattern(3_000_000);
+    const f = await gets((_n, res) => {
+      res.writeHead(200, { "content-length": whole.length, etag: '"v1"' });
+      let at = 0;
+      const next = () => {
+        const piece = whole.subarray(at, Math.min(whole.length, at + 700_001));
+        at += piece.length;
+        if (at >= whole.length) res.end(piece);
+        else res.write(piece, () => setTimeout(next, 5));
+      };
+      next();
+    });
+    const store = new S3Store({
+      bucket: "piece-bucket",
+      endpoint: f.endpoint,
+      credentials: TEST_CREDENTIALS,
+    });
+    try {
+      const into = new Uint8Array(4 * 1024 * 1024);
+      assert.equal(await store.getSuffixInto("k", into.length, into), whole.length);
+      assert.ok(Buffer.from(into.subarray(0, whole.length)).equals(whole), "the bytes are the ones sent");
+      assert.deepEqual(await store.get("k"), whole);
+    } finally {
+      await store.close();
+      await f.close();
+    }
+  });
+
+  it("S3Store.get: a chunked answer (no Content-Length) is read through node:http instead", async () => {
+    const whole = pattern(100_000);
+    const f = await gets((_n, res) => {
+      res.writeHead(200, { etag: '"v1"' });
+      res.write(whole.subarray(0, 50_000));
+      res.end(whole.subarray(50_000));
+    });
+    const store = new S3Store({
+      bucket: "chunk-bucket",
+      endpoint: f.endpoint,
+      credentials: TEST_CREDENTIALS,
+    });
+    try {
+      assert.deepEqual(await store.get("k"), whole);
+      assert.equal(f.ifMatch.length, 2, "one GET on the socket path, then the same GET on node:http");
+    } finally {
+      await store.close();
+      await f.close();
+    }
+  });
+
+  it("S3Store.get: answers that close their connection, and a pooled connection the server dropped, are read on fresh ones", async () => {
+    const whole = pattern(10_000);
+    const sockets = new Set<import("node:net").Socket>();
+    const f = await gets((n, res) => {
+      sockets.add(res.socket as import("node:net").Socket);
+      // The first two answers close their connection; the rest keep it, and the server drops it when idle.
+      res.writeHead(200, {
+        "content-length": whole.length,
+        etag: '"v1"',
+        ...(n < 2 ? { connection: "close" } : {}),
+      });
+      res.end(whole);
+    });
+    const store = new S3Store({
+      bucket: "close-bucket",
+      endpoint: f.endpoint,
+      credentials: TEST_CREDENTIALS,
+    });
+    try {
+      for (let i = 0; i < 3; i++) assert.deepEqual(await store.get("k"), whole);
+      // The connection kept after the third GET is closed by the server; the next GET still succeeds.
+      for (const socket of sockets) socket.destroy();
+      await new Promise((r) => setTimeout(r, 50));
+      assert.deepEqual(await store.get("k"), whole);
+      assert.equal(f.ifMatch.length, 4, "four GETs answered, none retried as a failure");
+    } finally {
+      await store.close();
+      await f.close();
+    }
+  });
+
+  it("S3Store: a process that reads and never closes its store still exits (idle connections do not hold it)", async () => {
+    // The server keeps an idle connection open for a minute: a connection that held the child would show.
+    const f = await gets((_n, res) => {
+      res.writeHead(200, { "content-length": 4, etag: '"v1"' });
+      res.end(bytes(1, 2, 3, 4));
+    }, 60_000);
+    const index = new URL("../src/index.js", import.meta.url).href;
+    const child = [
+      `import { S3Store } from ${JSON.stringify(index)};`,
+      `const s = new S3Store({ bucket: "exit-bucket", endpoint: ${JSON.stringify(f.endpoint)}, credentials: { accessKeyId: "a", secretAccessKey: "b" } });`,
+      `process.stdout.write(String((await s.get("k")).length));`,
+    ].join("\n");
+    try {
+      const t = performance.now();
+      // The child runs asynchronously: the server answering it lives in this process.
+      const { stdout } = await promisify(execFile)(process.execPath, ["--input-type=module", "-e", child], {
+        encoding: "utf8",
+        timeout: 30_000,
+      });
+      assert.equal(stdout, "4");
+      assert.ok(performance.now() - t < 30_000);
+    } finally {
+      await f.close();
+    }
+  });
+
+  it("S3Store.getRangeInto: an answer longer than the caller's buffer is a SchemaError at /into, the connection dropped", async () => {
+    const f = await gets((_n, res) => {
+      res.writeHead(206, { "content-length": 64, etag: '"v1"' });
+      res.end(pattern(64));
+    });
+    const store = new S3Store({
+      bucket: "small-bucket",
+      endpoint: f.endpoint,
+      credentials: TEST_CREDENTIALS,
+    });
+    try {
+      await assert.rejects(store.getRangeInto("k", 0, 16, new Uint8Array(16)), (err: unknown) => {
+        assert.ok(err instanceof SchemaError, String(err));
+        assert.equal(err.pointer, "/into");
+        return true;
+      });
+      // The store still reads: the dropped connection is replaced.
+      assert.equal(await store.getRangeInto("k", 0, 64, new Uint8Array(64)), 64);
+    } finally {
+      await store.close();
+      await f.close();
+    }
+  });
+});
+
+describe("S3Store lean GETs against a server that breaks HTTP framing", () => {
+  it("S3Store.getRangeInto: bytes past the announced Content-Length are not read into the body, and the connection is not reused", async () => {
+    const net = await import("node:net");
+    let connections = 0;
+    const srv = net.createServer((socket) => {
+      connections++;
+      let head = "";
+      socket.on("data", (d) => {
+        head += d.toString("latin1");
+        if (!head.includes("\r\n\r\n")) return;
+        head = "";
+        // Ten body bytes announced: five with the head, then the other five and twenty more, which
+        // answer no request, in one later write (read while the body is being read, not with the head).
+        const body = Buffer.alloc(30, 7);
+        body.fill(1, 0, 10);
+        socket.write(
+          Buffer.concat([
+            Buffer.from('HTTP/1.1 206 Partial Content\r\ncontent-length: 10\r\netag: "v1"\r\n\r\n', "latin1"),
+            body.subarray(0, 5),
+          ]),
+        );
+        setTimeout(() => socket.write(body.subarray(5)), 30);
+      });
+      socket.on("error", () => {});
+    });
+    await new Promise<void>((resolve) => srv.listen(0, "127.0.0.1", resolve));
+    const port = (srv.address() as import("node:net").AddressInfo).port;
+    const store = new S3Store({
+      bucket: "framing-bucket",
+      endpoint: `http://127.0.0.1:${port}`,
+      credentials: TEST_CREDENTIALS,
+    });
+    try {
+      for (let i = 0; i < 2; i++) {
+        const into = new Uint8Array(64);
+        assert.equal(await store.getRangeInto("k", 0, 10, into), 10, `read ${i}: the announced length`);
+        assert.deepEqual(into.subarray(0, 10), new Uint8Array(10).fill(1), `read ${i}: the announced bytes`);
+        assert.ok(
+          into.subarray(10).every((b) => b === 0),
+          `read ${i}: nothing written past them`,
+        );
+      }
+      assert.equal(connections, 2, "the connection that carried extra bytes served no second request");
+    } finally {
+      await store.close();
       await new Promise((r) => srv.close(r));
     }
   });

@@ -5,18 +5,24 @@
 // zarr-stream, into a fresh bucket on a versitygw started here (VGW_KEEP_ALIVE=true in the environment
 // turns the gateway's keep-alive on). zarr-stream-sdk is zarr-stream with its GETs through the AWS SDK
 // (S3StoreOptions.sdkGets) instead of the lean GET path: the fix's before and after in one run.
+// zarr-stream-socket is the same S3Store with its shard reads on bare sockets that read straight into the
+// reader's buffers (socket-gets.mjs): what the read costs below Node's HTTP clients.
+// ZS_BENCH_EARLIER_STORE=<file> adds zarr-stream-earlier: the S3Store of another build of
+// @zarr-stream/store (its dist/src/index.js, e.g. a copy of packages/store/dist taken before a change),
+// reading in the same turns, so a change to the store is measured against what it replaces.
 //   node bench/s3-read-all.mjs [small|full|quick] [pairs]
-//   node bench/s3-read-all.mjs --ours WORKLOAD.json ENDPOINT BUCKET    (one turn of ours; prints JSON)
+//   node bench/s3-read-all.mjs --ours WORKLOAD.json ENDPOINT BUCKET lean|sdk|socket|earlier  (one turn)
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { S3Store } from "@zarr-stream/store";
 import { startS3Server } from "@zarr-stream/test-support/s3-server";
 import { PYTHON } from "./harness.mjs";
 import { readAll } from "./read-all.mjs";
 import { lastJson, run } from "./run-process.mjs";
 import { s3Workload } from "./s3.mjs";
+import { withSocketGets } from "./socket-gets.mjs";
 import { makePool, totalBytes } from "./workload.mjs";
 import { writeSingle } from "./write-single.mjs";
 
@@ -26,16 +32,26 @@ const PEERS_S3 = join(here, "..", "..", "..", "python", "bench_peers_s3.py");
 /** A turn's process, run to completion: its last line as JSON. */
 const runTurn = (cmd, args, env) => run(cmd, args, env).then(lastJson);
 
-async function ours(wlFile, endpoint, bucket, sdkGets) {
+const EARLIER = process.env.ZS_BENCH_EARLIER_STORE;
+
+async function ours(wlFile, endpoint, bucket, path) {
   const wl = JSON.parse(readFileSync(wlFile, "utf8"));
-  const store = new S3Store({ bucket, endpoint, forcePathStyle: true, sdkGets: sdkGets === "sdk" });
+  const Store = path === "earlier" ? (await import(pathToFileURL(resolve(EARLIER)).href)).S3Store : S3Store;
+  const s3 = new Store({ bucket, endpoint, forcePathStyle: true, sdkGets: path === "sdk" });
+  const store = path === "socket" ? withSocketGets(s3, endpoint) : s3;
   const cpu = process.cpuUsage();
   const t = performance.now();
   const bytes = await readAll(store, wl);
   const s = (performance.now() - t) / 1000;
   const u = process.cpuUsage(cpu);
   await store.close();
-  return { read_all_MBps: bytes / 1e6 / s, bytes, cpu_s: (u.user + u.system) / 1e6 };
+  return {
+    read_all_MBps: bytes / 1e6 / s,
+    bytes,
+    cpu_s: (u.user + u.system) / 1e6,
+    user_s: u.user / 1e6,
+    sys_s: u.system / 1e6,
+  };
 }
 
 if (process.argv[2] === "--ours") {
@@ -58,32 +74,41 @@ try {
   const pool = makePool(wl);
   await writeSingle(wl, pool, store);
   await store.close();
-  const rows = { "zarr-stream": [], "zarr-stream-sdk": [], tensorstore: [] };
-  const cpu = { "zarr-stream": [], "zarr-stream-sdk": [], tensorstore: [] };
+  const names = [
+    "zarr-stream",
+    "zarr-stream-sdk",
+    "zarr-stream-socket",
+    ...(EARLIER ? ["zarr-stream-earlier"] : []),
+    "tensorstore",
+  ];
+  const rows = Object.fromEntries(names.map((n) => [n, []]));
+  const cpu = Object.fromEntries(names.map((n) => [n, []]));
+  const sys = Object.fromEntries(names.map((n) => [n, []]));
+  const path = {
+    "zarr-stream": "lean",
+    "zarr-stream-sdk": "sdk",
+    "zarr-stream-socket": "socket",
+    "zarr-stream-earlier": "earlier",
+  };
   const turn = (name) =>
     name === "tensorstore"
       ? runTurn(PYTHON, [PEERS_S3, "tensorstore-read-all", wlFile, server.endpoint, bucket], {})
       : runTurn(
           process.execPath,
-          [
-            fileURLToPath(import.meta.url),
-            "--ours",
-            wlFile,
-            server.endpoint,
-            bucket,
-            name === "zarr-stream" ? "lean" : "sdk",
-          ],
+          [fileURLToPath(import.meta.url), "--ours", wlFile, server.endpoint, bucket, path[name]],
           { ZSTREAM_CODECS: "native" },
         );
   for (let i = 0; i < pairs; i++) {
     const load = loadavg()[0].toFixed(2);
     const got = {};
-    for (const name of Object.keys(rows)) {
+    // Every other turn in reverse: the first of a turn ran behind at a high load, whichever it was.
+    for (const name of i % 2 === 0 ? names : [...names].reverse()) {
       const r = await turn(name);
       if (r.bytes !== totalBytes(wl))
         throw new Error(`${name} read ${r.bytes} bytes, expected ${totalBytes(wl)}`);
       rows[name].push(r.read_all_MBps);
       cpu[name].push(r.cpu_s);
+      sys[name].push(r.sys_s);
       got[name] = r;
     }
     process.stderr.write(
@@ -101,10 +126,13 @@ try {
       keep_alive: process.env.VGW_KEEP_ALIVE === "true",
       MBps: rows,
       cpu_s: cpu,
-      median_ratio_to_tensorstore: {
-        "zarr-stream": ratio("zarr-stream"),
-        "zarr-stream-sdk": ratio("zarr-stream-sdk"),
-      },
+      median_ratio_to_tensorstore: Object.fromEntries(
+        names.filter((n) => n !== "tensorstore").map((n) => [n, ratio(n)]),
+      ),
+      cpu_s_per_GB: Object.fromEntries(names.map((n) => [n, med(cpu[n]) / (totalBytes(wl) / 1e9)])),
+      // The kernel's share (system time: TCP, connections, page faults) of each turn's CPU.
+      sys_s_per_GB: Object.fromEntries(names.map((n) => [n, med(sys[n]) / (totalBytes(wl) / 1e9)])),
+      load_end: loadavg(),
     })}\n`,
   );
 } finally {
