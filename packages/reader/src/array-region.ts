@@ -64,16 +64,18 @@ export interface RegionOptions {
   out?: TypedArray;
 }
 
-/** How many shard reads run at once on a store whose reads cost a round trip: enough to hide it. */
+/** How many shard reads run at once through a server: enough to hide its round trips. */
 const READ_CONCURRENCY = 8;
 
 /**
- * How many shard reads run at once on a store with cheap reads: enough to keep a few cores decoding while
- * a read waits on the disk. Each reading worker keeps a window and a piece buffer (see KEEP_BYTES), which
- * V8 counts as external memory, so fewer workers bring fewer full GCs into a process's first reads: on 2
- * cores 4 lanes took less CPU than 8 in every matrix cell measured (packages/writer/bench/README.md).
+ * How many shard reads run at once on a store with direct reads (ReadableStore.directReads: memory, a
+ * local disk): enough to keep a few cores decoding while a read waits on the disk. Each reading worker
+ * keeps a window and a piece buffer (see KEEP_BYTES), which V8 counts as external memory, so fewer
+ * workers bring fewer full GCs into a process's first reads: on 2 cores 4 lanes took less CPU than 8 in
+ * every matrix cell measured. Through versitygw on loopback 8 lanes read 1.17x TensorStore's speed and 4
+ * lanes 1.05x, so a server, even on this machine, keeps 8 (packages/writer/bench/README.md).
  */
-const LOCAL_READ_CONCURRENCY = 4;
+const DIRECT_READ_CONCURRENCY = 4;
 
 /**
  * Buffers kept between shard reads and lent to each reading worker, one pool per use (first-read windows;
@@ -212,7 +214,7 @@ async function readLayoutRegion(
         );
     }
   };
-  const lanes = store.readCost === "cheap" ? LOCAL_READ_CONCURRENCY : READ_CONCURRENCY;
+  const lanes = store.directReads === true ? DIRECT_READ_CONCURRENCY : READ_CONCURRENCY;
   await settleLanes(Math.min(lanes, shardIndices.length), worker);
   return out;
 }

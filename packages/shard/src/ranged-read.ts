@@ -145,7 +145,7 @@ export async function readShardInto(
   checkTarget(layout, sel, target, where);
   if (sel.some(([a, b]) => a === b)) return true;
   const window = windowFor(store, layout, shardIndex, sel);
-  const pieces = store.readCost === "cheap";
+  const pieces = store.directReads === true;
   return readPinned(store, key, (object, attempt) =>
     // A retry may find chunks absent that the attempt before wrote: they must be zeroed, not skipped.
     readShardOnce(
@@ -248,7 +248,7 @@ async function readShardOnce(
 
 /**
  * Fetches bodies the first read did not hold, one range read per coalesced span, and places each. With
- * `pieces` (a store with cheap reads) the spans are at most LOCAL_PIECE long and read one after another
+ * `pieces` (a store with direct reads) the spans are at most LOCAL_PIECE long and read one after another
  * through the caller's buffer, each placed before the next is read (see LOCAL_PIECE); otherwise the
  * spans are as long as the gaps allow and read at once, as each read costs a round trip.
  */

@@ -109,6 +109,8 @@ export function countingStore(
   const store: Store = {
     url: inner.url,
     readCost,
+    // A store made to cost a round trip per read stands for a server: its reads are not direct.
+    directReads: readCost === "per-request" ? undefined : inner.directReads,
     get: (k) => {
       log.get++;
       return inner.get(k);

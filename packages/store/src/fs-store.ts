@@ -50,6 +50,7 @@ const GET_GUESS_BYTES = 16 << 10;
 export class FsStore implements Store {
   readonly url: string;
   readonly readCost: ReadCost = "cheap";
+  readonly directReads = true;
   /** Absolute path of the store root; created by the first write. */
   readonly root: string;
   readonly #direct = DirectWrites.fromEnvironment();

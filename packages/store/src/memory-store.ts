@@ -11,6 +11,7 @@ import { type PinnedAnswer, VersionPin } from "./version-pin.js";
 export class MemoryStore implements Store {
   readonly url: string;
   readonly readCost: ReadCost = "cheap";
+  readonly directReads = true;
   readonly #objects = new Map<string, Uint8Array>();
   /** Version of each present object: a store-wide write counter, so a rewrite never reuses a version. */
   readonly #versions = new Map<string, string>();

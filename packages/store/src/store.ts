@@ -21,6 +21,14 @@ export interface ReadableStore {
   readonly url: string;
   /** How reads cost; a store that does not say is taken to be "per-request" (see ReadCost). */
   readonly readCost?: ReadCost;
+  /**
+   * Optional: true when reads reach the bytes directly (memory, a local file system), with no server in
+   * between. A reader then runs fewer reads at once and reads a large shard's bodies in pieces, one after
+   * another: no request's latency needs hiding, and each read in flight holds a buffer. A server on this
+   * machine is "cheap" but not direct: its answers still queue behind its own work, and a reader keeps
+   * more requests in flight (packages/spec/docs/store-capabilities.md).
+   */
+  readonly directReads?: boolean;
   /** The whole object, or undefined when absent. */
   get(key: string): Promise<Uint8Array | undefined>;
   /** Bytes [offset, offset+length) of the object (shorter at its end), or undefined when absent. */
