@@ -7,7 +7,9 @@ import {
   type ReadScratch,
   type ReusableBuffer,
   readShardInto,
+  SHARD_WINDOW,
   settleLanes,
+  shardBytesBound,
   shardKey,
   type ZarrArray,
   zeroBox,
@@ -68,14 +70,22 @@ export interface RegionOptions {
 const READ_CONCURRENCY = 8;
 
 /**
- * How many shard reads run at once on a store with direct reads (ReadableStore.directReads: memory, a
- * local disk): enough to keep a few cores decoding while a read waits on the disk. Each reading worker
- * keeps a window and a piece buffer (see KEEP_BYTES), which V8 counts as external memory, so fewer
- * workers bring fewer full GCs into a process's first reads: on 2 cores 4 lanes took less CPU than 8 in
- * every matrix cell measured. Through versitygw on loopback 8 lanes read 1.17x TensorStore's speed and 4
+ * On a store with direct reads (ReadableStore.directReads: memory, a local disk) the shard reads in flight
+ * hold at most this many bytes of windows, in 4 to 8 lanes: no round trip needs hiding there, and each
+ * reading worker keeps its window and piece buffers, which V8 counts as external memory, so 8 workers
+ * with 2-4 MiB windows brought full GCs into a process's first reads. On 2 cores, shards of 2 MiB and
+ * more read with less CPU in 4 lanes than in 8, and shards of 0.5 MiB (time shards of one record) 1.4x
+ * faster in 8 than in 4. Through versitygw on loopback 8 lanes read 1.17x TensorStore's speed and 4
  * lanes 1.05x, so a server, even on this machine, keeps 8 (packages/writer/bench/README.md).
  */
-const DIRECT_READ_CONCURRENCY = 4;
+const DIRECT_READ_BYTES = 8 * 2 ** 20;
+
+/** The lanes of a region read of `layout` on `store` (see DIRECT_READ_BYTES). */
+function readLanes(store: ReadableStore, layout: ArrayLayout): number {
+  if (store.directReads !== true) return READ_CONCURRENCY;
+  const window = Math.min(SHARD_WINDOW, shardBytesBound(layout));
+  return Math.min(READ_CONCURRENCY, Math.max(4, Math.floor(DIRECT_READ_BYTES / window)));
+}
 
 /**
  * Buffers kept between shard reads and lent to each reading worker, one pool per use (first-read windows;
@@ -214,7 +224,7 @@ async function readLayoutRegion(
         );
     }
   };
-  const lanes = store.directReads === true ? DIRECT_READ_CONCURRENCY : READ_CONCURRENCY;
+  const lanes = readLanes(store, layout);
   await settleLanes(Math.min(lanes, shardIndices.length), worker);
   return out;
 }
