@@ -32,12 +32,12 @@ export const SHARD_WINDOW = 4 * 2 ** 20;
 export const LOCAL_SHARD_WINDOW = 64 * 2 ** 10;
 
 /**
- * Stores with direct reads (ReadableStore.directReads) read the bodies past the first window in pieces of at most this many
- * bytes, one after another through one reused buffer, each decoded before the next is read: a whole read
- * of a 12 MB shard then touches the window and 1 MiB of scratch per reading worker instead of 12 MB
- * (fresh memory costs a page fault per 4 KiB, about 1.5 us each, and V8 counts it as external memory,
- * which forces full GCs), and a piece is still in cache when it is decoded. A read costs about 0.1 ms of
- * CPU, so a 1 MiB piece keeps that below 5 % of copying and decoding it.
+ * Stores with direct reads (ReadableStore.directReads) read the bodies past the first window in pieces
+ * of at most this many bytes, one after another through one reused buffer, each decoded before the next
+ * is read: a whole read of a 12 MB shard then touches the window and 1 MiB of scratch per reading worker
+ * instead of 12 MB (fresh memory costs a page fault per 4 KiB, about 1.5 us each, and V8 counts it as
+ * external memory, which forces full GCs), and a piece is still in cache when it is decoded. A read costs
+ * about 0.1 ms of CPU, so a 1 MiB piece keeps that below 5 % of copying and decoding it.
  */
 export const LOCAL_PIECE = 2 ** 20;
 
