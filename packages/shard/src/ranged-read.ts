@@ -5,7 +5,7 @@ import { allocTyped, bytesOf, itemSize, matchesDType } from "./dtype.js";
 import { checkShardIndex, forEachIndex, linearIndex, product } from "./grid.js";
 import { type ArrayLayout, chunksPerShard, validateLayout } from "./metadata.js";
 import { readPinned } from "./pinned-read.js";
-import { LOCAL_PIECE, readHead, readIntoScratch, windowFor } from "./read-window.js";
+import { chunkBytesBound, LOCAL_PIECE, readHead, readIntoScratch, windowFor } from "./read-window.js";
 import { settleAll } from "./settle.js";
 import { type ReusableBuffer, shardIndexByteLength, zeroBox } from "./shard-format.js";
 
@@ -145,7 +145,7 @@ export async function readShardInto(
   checkTarget(layout, sel, target, where);
   if (sel.some(([a, b]) => a === b)) return true;
   const window = windowFor(store, layout, shardIndex, sel);
-  const pieces = store.directReads === true;
+  const piece = store.directReads === true ? pieceBytes(layout) : undefined;
   return readPinned(store, key, (object, attempt) =>
     // A retry may find chunks absent that the attempt before wrote: they must be zeroed, not skipped.
     readShardOnce(
@@ -155,13 +155,13 @@ export async function readShardInto(
       sel,
       attempt === 1 ? target : { ...target, zeroed: false },
       window,
-      pieces,
+      piece,
       scratch,
     ),
   );
 }
 
-/** One attempt of readShardInto, every read through `object`; `pieces`: read the bodies as readBodies says. */
+/** One attempt of readShardInto, every read through `object`; `piece`: see readBodies. */
 async function readShardOnce(
   object: PinnedObject,
   layout: ArrayLayout,
@@ -169,7 +169,7 @@ async function readShardOnce(
   sel: [number, number][],
   target: ReadTarget,
   window: number,
-  pieces: boolean,
+  piece: number | undefined,
   scratch: ReadScratch | undefined,
 ): Promise<boolean> {
   const key = object.key;
@@ -241,27 +241,36 @@ async function readShardOnce(
   });
   await settleAll([
     place(inside, (w) => bytes.subarray(w.offset - from!, w.offset - from! + w.nbytes)),
-    readBodies(object, layout, outside, place, pieces, scratch?.bodies),
+    readBodies(object, layout, outside, place, piece, scratch?.bodies),
   ]);
   return true;
 }
 
 /**
+ * The longest piece a direct store's bodies are read in: LOCAL_PIECE, or 4 chunks at their worst case
+ * when that is more, so that a piece's decode still splits over a few cores (4 MiB chunks read one per
+ * piece ran 0.85x as fast as in one read).
+ */
+function pieceBytes(layout: ArrayLayout): number {
+  return Math.max(LOCAL_PIECE, 4 * chunkBytesBound(layout));
+}
+
+/**
  * Fetches bodies the first read did not hold, one range read per coalesced span, and places each. With
- * `pieces` (a store with direct reads) the spans are at most LOCAL_PIECE long and read one after another
- * through the caller's buffer, each placed before the next is read (see LOCAL_PIECE); otherwise the
- * spans are as long as the gaps allow and read at once, as each read costs a round trip.
+ * a `piece` size (a store with direct reads: pieceBytes) the spans are at most that long and read one
+ * after another through the caller's buffer, each placed before the next is read (see LOCAL_PIECE);
+ * otherwise the spans are as long as the gaps allow and read at once, as each read costs a round trip.
  */
 async function readBodies(
   object: PinnedObject,
   layout: ArrayLayout,
   wanted: Wanted[],
   place: (members: Wanted[], bodyOf: (w: Wanted) => Uint8Array) => Promise<void>,
-  pieces: boolean,
+  piece: number | undefined,
   scratch?: ReusableBuffer,
 ): Promise<void> {
   const key = object.key;
-  const spans = coalesce(wanted, pieces ? LOCAL_PIECE : undefined);
+  const spans = coalesce(wanted, piece);
   const indexLen = shardIndexByteLength(layout);
   // Past the window of an index-at-end shard, the object's size is unknown: the furthest span also reads
   // the index's worth of bytes past its end, so no entry we use can reach into the index or past the end.
@@ -287,7 +296,7 @@ async function readBodies(
     }
     await place(span.members, (w) => bytes.subarray(w.offset - span.start, w.offset - span.start + w.nbytes));
   };
-  if (pieces) {
+  if (piece !== undefined) {
     for (let i = 0; i < spans.length; i++) await readSpan(spans[i]!, i, scratch);
     return;
   }

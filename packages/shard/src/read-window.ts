@@ -42,14 +42,21 @@ export const LOCAL_SHARD_WINDOW = 64 * 2 ** 10;
 export const LOCAL_PIECE = 2 ** 20;
 
 /**
+ * The most bytes an inner chunk of `layout` takes encoded: its raw bytes, plus 1/256 and a few dozen for
+ * zstd, 16 for Blosc.
+ */
+export function chunkBytesBound(layout: ArrayLayout): number {
+  const chunkBytes = product(layout.chunkShape) * itemSize(layout.dtype);
+  return chunkBytes + Math.ceil(chunkBytes / 256) + 128;
+}
+
+/**
  * The most bytes a shard of `layout` takes when written as we write it: every inner chunk at its codec's
- * worst case (the raw bytes, plus 1/256 and a few dozen bytes for zstd, 16 for Blosc), then the index. A
- * shard another writer laid out with gaps can be larger; its remainder is then read past the window.
+ * worst case (chunkBytesBound), then the index. A shard another writer laid out with gaps can be larger;
+ * its remainder is then read past the window.
  */
 export function shardBytesBound(layout: ArrayLayout): number {
-  const chunkBytes = product(layout.chunkShape) * itemSize(layout.dtype);
-  const perChunk = chunkBytes + Math.ceil(chunkBytes / 256) + 128;
-  return product(chunksPerShard(layout)) * perChunk + shardIndexByteLength(layout);
+  return product(chunksPerShard(layout)) * chunkBytesBound(layout) + shardIndexByteLength(layout);
 }
 
 /**

@@ -196,6 +196,21 @@ test("§1 a whole shard past the window: pieces one after another on a local sto
   assert.equal(most, 1);
 });
 
+test("§1 a piece holds at least 4 large chunks, so that its decode still splits over cores", async () => {
+  // 16 bodies of 512 KiB: past the window (which then holds the index only) in pieces of 4 bodies.
+  const big = await timeShard(4, 512, 512);
+  const all: [number, number][] = [
+    [0, 4],
+    [0, 512],
+    [0, 512],
+  ];
+  const local = await readThrough(big, undefined, all);
+  assert.equal(local.log.getSuffix, 1);
+  const pieces = local.log.getRange;
+  assert.equal(pieces.length, 4, JSON.stringify(pieces));
+  for (const r of pieces) assert.ok(r.length >= 4 * 512 * 1024 && r.length > LOCAL_PIECE, JSON.stringify(r));
+});
+
 test("§1 a whole shard's window is no wider than the shard can be: incompressible shards of each codec fit the bound", async () => {
   for (const profile of ["diagnostic", "checkpoint", "wasm"] as const) {
     for (const [t, y, x, dtype] of [
