@@ -4,8 +4,7 @@
 //   <store-dir> [id]
 // Prints one JSON result line on stdout (procs4-*: see multiProcess below). ZSTREAM_CODECS picks the backend.
 import { execFileSync } from "node:child_process";
-import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { codecBackend, encodeInto, maxEncodedLength, profileCodec } from "@zarr-stream/codecs";
 import { fileIoBackend } from "@zarr-stream/fileio";
@@ -13,6 +12,7 @@ import { FsStore } from "@zarr-stream/store";
 import { ZarrStreamWriter } from "@zarr-stream/writer";
 import { readAll } from "./read-all.mjs";
 import { recordBoxReader } from "./record-box.mjs";
+import { storeBytes, warmPageCache } from "./store-files.mjs";
 import { itemSize, makePool, streamSchema, totalBytes } from "./workload.mjs";
 import { recordFor, writeSingle } from "./write-single.mjs";
 
@@ -95,27 +95,13 @@ async function readBack(wl, pool, dir) {
   // cold phase (which drops it for every contender) their stores are still there; ours goes around it
   // (O_DIRECT, writer-decisions.md 17), and read at once after the write it would come from disk while
   // theirs came from memory: on the matrix's cells that was most of the read-all gap.
-  if (colds.length === 0) pageIn(dir);
+  if (colds.length === 0) warmPageCache(dir);
   const t = performance.now();
   const bytes = await readAll(store, wl);
   const allS = (performance.now() - t) / 1000;
   if (bytes !== totalBytes(wl))
     throw new Error(`read all returned ${bytes} bytes, expected ${totalBytes(wl)}`);
   return { read_record_ms: warm, read_record_cold_ms: cold, read_all_MBps: bytes / MB / allS };
-}
-
-/** Reads every file of the store once, untimed, so that it is in the page cache. */
-function pageIn(dir) {
-  for (const e of readdirSync(dir, { recursive: true, withFileTypes: true }))
-    if (e.isFile()) readFileSync(join(e.parentPath ?? e.path, e.name));
-}
-
-/** The bytes of the store's files (as bench_peers.py counts a peer's: directories not counted). */
-function storeBytes(dir) {
-  let n = 0;
-  for (const e of readdirSync(dir, { recursive: true, withFileTypes: true }))
-    if (e.isFile()) n += statSync(join(e.parentPath ?? e.path, e.name)).size;
-  return n;
 }
 
 /**

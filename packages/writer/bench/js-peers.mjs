@@ -14,13 +14,14 @@
 // the arrays as they stand, with no commit check.
 //   node bench/js-peers.mjs [--quick] [--pairs N] [--no-browser] [--json FILE]     (alone)
 //   node bench/js-peers.mjs worker ours|zarrita WORKLOAD.json STORE_DIR            (one Node turn)
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { expectedBox, readers, sameBytes, turn } from "./js-peers-readers.mjs";
 import { lastJson, run } from "./run-process.mjs";
+import { storeFiles, warmPageCache } from "./store-files.mjs";
 import { defaultWorkload, quickWorkload, totalBytes } from "./workload.mjs";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
@@ -174,9 +175,8 @@ export async function openBenchPage(wl, dir) {
 
 /** The keys of the store's chunk objects (shards) under `dir`, as URL paths below the store. */
 function chunkKeys(dir) {
-  return readdirSync(dir, { recursive: true, withFileTypes: true })
-    .filter((e) => e.isFile())
-    .map((e) => relative(dir, join(e.parentPath ?? e.path, e.name)).split(sep))
+  return storeFiles(dir)
+    .map((f) => relative(dir, f).split(sep))
     .filter((parts) => parts[1] === "c")
     .map((parts) => parts.map(encodeURIComponent).join("/"));
 }
@@ -226,15 +226,6 @@ function summary(r) {
     .filter(([, v]) => typeof v === "number")
     .map(([k, v]) => `${k}=${Number(v.toFixed(2))}`)
     .join(" ");
-}
-
-/**
- * Reads every file of the store once: the writer's direct writes leave nothing in the page cache, and the
- * first turn would otherwise read from the disk while every later one reads from memory.
- */
-function warmPageCache(dir) {
-  for (const e of readdirSync(dir, { recursive: true, withFileTypes: true }))
-    if (e.isFile()) readFileSync(join(e.parentPath ?? e.path, e.name));
 }
 
 /**
