@@ -7,10 +7,9 @@ import {
   type ReadScratch,
   type ReusableBuffer,
   readShardInto,
-  SHARD_WINDOW,
   settleLanes,
-  shardBytesBound,
   shardKey,
+  wholeShardWindow,
   type ZarrArray,
   zeroBox,
 } from "@zarr-stream/shard";
@@ -83,8 +82,7 @@ const DIRECT_READ_BYTES = 8 * 2 ** 20;
 /** The lanes of a region read of `layout` on `store` (see DIRECT_READ_BYTES). */
 function readLanes(store: ReadableStore, layout: ArrayLayout): number {
   if (store.directReads !== true) return READ_CONCURRENCY;
-  const window = Math.min(SHARD_WINDOW, shardBytesBound(layout));
-  return Math.min(READ_CONCURRENCY, Math.max(4, Math.floor(DIRECT_READ_BYTES / window)));
+  return Math.min(READ_CONCURRENCY, Math.max(4, Math.floor(DIRECT_READ_BYTES / wholeShardWindow(layout))));
 }
 
 /**

@@ -23,7 +23,13 @@ export {
 } from "./metadata.js";
 export { SHARD_READ_ATTEMPTS } from "./pinned-read.js";
 export { type ReadScratch, type ReadTarget, readShardInto, readShardRegion } from "./ranged-read.js";
-export { LOCAL_PIECE, LOCAL_SHARD_WINDOW, SHARD_WINDOW, shardBytesBound } from "./read-window.js";
+export {
+  LOCAL_PIECE,
+  LOCAL_SHARD_WINDOW,
+  SHARD_WINDOW,
+  shardBytesBound,
+  wholeShardWindow,
+} from "./read-window.js";
 export { settleAll, settleLanes } from "./settle.js";
 export {
   decodeShard,

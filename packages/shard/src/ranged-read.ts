@@ -41,7 +41,7 @@ export function coalesce(wanted: Wanted[], maxSpan = Number.POSITIVE_INFINITY): 
       w.offset - last.end <= COALESCE_GAP &&
       Math.max(last.end, end) - last.start <= maxSpan
     ) {
-      last.end = Math.max(last.end, w.offset + w.nbytes);
+      last.end = Math.max(last.end, end);
       last.members.push(w);
     } else {
       spans.push({ start: w.offset, end: w.offset + w.nbytes, members: [w] });

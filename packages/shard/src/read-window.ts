@@ -60,10 +60,18 @@ export function shardBytesBound(layout: ArrayLayout): number {
 }
 
 /**
- * The window for reading the box `sel` of a shard, by what a read of the store costs. A whole shard's
- * window is no wider than the shard can be (shardBytesBound): each reading worker keeps its window
- * buffer, which V8 counts as external memory whether or not it is filled, and 4 MiB windows for 2 MB
- * shards brought a full GC into a process's first read-all.
+ * The first read of a whole shard of `layout`: SHARD_WINDOW, or less when the shard cannot be that large
+ * (shardBytesBound). Each reading worker keeps its window buffer, which V8 counts as external memory
+ * whether or not it is filled, and 4 MiB windows for 2 MB shards brought a full GC into a process's first
+ * read-all.
+ */
+export function wholeShardWindow(layout: ArrayLayout): number {
+  return Math.min(SHARD_WINDOW, shardBytesBound(layout));
+}
+
+/**
+ * The window for reading the box `sel` of a shard, by what a read of the store costs: a whole shard's
+ * (wholeShardWindow) on a per-request store, or on a cheap one when the box is the whole shard.
  */
 export function windowFor(
   store: ReadableStore,
@@ -71,7 +79,7 @@ export function windowFor(
   shardIndex: number[],
   sel: [number, number][],
 ): number {
-  const wide = Math.min(SHARD_WINDOW, shardBytesBound(layout));
+  const wide = wholeShardWindow(layout);
   if (store.readCost !== "cheap") return wide;
   // When the box is the whole shard every byte is wanted, so a wide window wastes nothing.
   const whole = sel.every(([a, b], d) => {
