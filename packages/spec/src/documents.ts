@@ -1,3 +1,4 @@
+import * as precompiled from "#precompiled-validators";
 import { compareCodePoints } from "./canonical-json.js";
 import { SchemaError } from "./errors.js";
 import { commitTokenJsonSchema } from "./schemas/commit-token.js";
@@ -53,7 +54,11 @@ function checkSortedNames(doc: string, pointer: string, names: readonly string[]
 }
 
 const TOKEN = "commit token";
-const tokenShape = makeValidator<CommitToken>(commitTokenJsonSchema, TOKEN);
+const tokenShape = /* @__PURE__ */ makeValidator<CommitToken>(
+  commitTokenJsonSchema,
+  TOKEN,
+  precompiled.commitToken,
+);
 
 /** Seed §5.2 CommitToken: shape plus sorted lists (records by index, statics, blobs, objects). */
 /**
@@ -87,11 +92,20 @@ export function validateCommitToken(value: unknown): CommitToken {
 const MANIFEST_V1 = "output manifest v1";
 const MANIFEST_V2 = "output manifest v2";
 const MANIFEST_V2_PAGED = "output manifest v2-paged";
-const manifestV1Shape = makeValidator<OutputManifestV1>(outputManifestV1JsonSchema, MANIFEST_V1);
-const manifestV2Shape = makeValidator<OutputManifestV2>(outputManifestV2JsonSchema, MANIFEST_V2);
-const manifestV2PagedShape = makeValidator<OutputManifestV2>(
+const manifestV1Shape = /* @__PURE__ */ makeValidator<OutputManifestV1>(
+  outputManifestV1JsonSchema,
+  MANIFEST_V1,
+  precompiled.outputManifestV1,
+);
+const manifestV2Shape = /* @__PURE__ */ makeValidator<OutputManifestV2>(
+  outputManifestV2JsonSchema,
+  MANIFEST_V2,
+  precompiled.outputManifestV2,
+);
+const manifestV2PagedShape = /* @__PURE__ */ makeValidator<OutputManifestV2>(
   outputManifestV2PagedJsonSchema,
   MANIFEST_V2_PAGED,
+  precompiled.outputManifestV2Paged,
 );
 
 /** The name errors give a v2 manifest: its form's. */
@@ -246,5 +260,13 @@ export function validateOutputManifest(value: unknown): OutputManifest {
   return fail("output manifest", "/schema", `unknown manifest label ${JSON.stringify(label) ?? "(none)"}`);
 }
 
-export const validateRegion: (value: unknown) => Region = makeValidator<Region>(regionJsonSchema, "region");
-export const validateRole: (value: unknown) => Role = makeValidator<Role>(roleJsonSchema, "role");
+export const validateRegion: (value: unknown) => Region = /* @__PURE__ */ makeValidator<Region>(
+  regionJsonSchema,
+  "region",
+  precompiled.region,
+);
+export const validateRole: (value: unknown) => Role = /* @__PURE__ */ makeValidator<Role>(
+  roleJsonSchema,
+  "role",
+  precompiled.role,
+);

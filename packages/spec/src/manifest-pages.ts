@@ -1,5 +1,6 @@
 import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex } from "@noble/hashes/utils.js";
+import * as precompiled from "#precompiled-validators";
 import { canonicalJsonUtf8 } from "./canonical-json.js";
 import { checkOutputManifestV2Rules, hasPagedLists } from "./documents.js";
 import { CorruptStore, SchemaError } from "./errors.js";
@@ -255,17 +256,20 @@ export function isPagedManifest(m: OutputManifest): boolean {
   return m.schema === OUTPUT_MANIFEST_V2_PAGED && hasPagedLists(m);
 }
 
-const recordPage = makeValidator<RecordEntry[]>(
+const recordPage = /* @__PURE__ */ makeValidator<RecordEntry[]>(
   { $id: "zarr-stream:manifest-page-records", type: "array", minItems: 1, items: recordEntry },
   "manifest page (records)",
+  precompiled.manifestPageRecords,
 );
-const timeShardPage = makeValidator<TimeShardEntry[]>(
+const timeShardPage = /* @__PURE__ */ makeValidator<TimeShardEntry[]>(
   { $id: "zarr-stream:manifest-page-time-shards", type: "array", minItems: 1, items: timeShardEntry },
   "manifest page (time_shards)",
+  precompiled.manifestPageTimeShards,
 );
-const indexPage = makeValidator<ManifestPageRef[]>(
+const indexPage = /* @__PURE__ */ makeValidator<ManifestPageRef[]>(
   { $id: "zarr-stream:manifest-page-record-pages", type: "array", minItems: 1, items: manifestPageRef },
   "manifest page (record_pages)",
+  precompiled.manifestPageRecordPages,
 );
 const pageValidators: { [L in PagedList]: (doc: unknown) => PagedEntry<L>[] } = {
   records: recordPage,

@@ -1,3 +1,4 @@
+import * as precompiled from "#precompiled-validators";
 import { SchemaError } from "./errors.js";
 import { caseFolded, nodeNameProblem } from "./node-names.js";
 import { streamSchemaJsonSchema } from "./schemas/stream-schema.js";
@@ -5,7 +6,11 @@ import type { StreamSchema, VariableSpec } from "./types.js";
 import { makeValidator, pointerToken } from "./validate.js";
 
 const DOCUMENT = "stream schema";
-const checkShape = makeValidator<StreamSchema>(streamSchemaJsonSchema, DOCUMENT);
+const checkShape = /* @__PURE__ */ makeValidator<StreamSchema>(
+  streamSchemaJsonSchema,
+  DOCUMENT,
+  precompiled.streamSchema,
+);
 
 function fail(pointer: string, reason: string, documentName: string): never {
   throw new SchemaError(`${documentName}: ${pointer}: ${reason}`, pointer, documentName);

@@ -1,6 +1,5 @@
 import type { ErrorObject, ValidateFunction } from "ajv";
 import { runtimeAjv } from "#compile-schema";
-import { PRECOMPILED } from "#precompiled-validators";
 import { SchemaError } from "./errors.js";
 
 export { AJV_OPTIONS } from "./ajv-options.js";
@@ -15,17 +14,20 @@ const FORBIDDEN_KEYS = new Set(["__proto__", "constructor", "prototype"]);
 const MAX_DEPTH = 64;
 
 /** What the standalone code exports and Ajv's compile returns: a check that leaves `errors` on itself. */
-type CheckFunction = ((value: unknown) => boolean) & { errors?: ErrorObject[] | null };
-
-const precompiled: Readonly<Record<string, CheckFunction>> = PRECOMPILED;
+export type CheckFunction = ((value: unknown) => boolean) & { errors?: ErrorObject[] | null };
 
 /**
  * The first schema makeValidator was given under each $id: what the build precompiles (it loads the
- * package, whose modules make their validators as they load, before any caller can make one). Another
- * object under an $id already taken is a caller's own schema and is compiled at run time, so a
- * precompiled function only ever checks the schema it was generated from.
+ * package, whose modules make their validators as they load, before any caller can make one).
  */
 const firstById = new Map<string, object>();
+
+/**
+ * Each schema object given with its build-time code, so a later makeValidator of that same object (a
+ * caller's, without code) is checked by it too. Another object, even under a package schema's $id, is a
+ * caller's own schema and is compiled at run time.
+ */
+const precompiledOf = new WeakMap<object, CheckFunction>();
 
 function schemaIdOf(schema: object): string | undefined {
   const id = (schema as { $id?: unknown }).$id;
@@ -37,10 +39,14 @@ export function declaredSchemas(): readonly object[] {
   return [...firstById.values()];
 }
 
+/** The build-time code makeValidator checks `schema` with, or undefined when it compiles it at run time. */
+export function precompiledCheck(schema: object): CheckFunction | undefined {
+  return precompiledOf.get(schema);
+}
+
 /** Whether makeValidator checks `schema` with build-time code rather than compiling it at run time. */
 export function isPrecompiled(schema: object): boolean {
-  const id = schemaIdOf(schema);
-  return id !== undefined && firstById.get(id) === schema && Object.hasOwn(precompiled, id);
+  return precompiledOf.has(schema);
 }
 
 /** RFC 6901 escaping of one reference token. */
@@ -91,16 +97,21 @@ function describe(error: ErrorObject): string {
 /**
  * Makes a JSON Schema (draft 2020-12) into a checking function that returns its input typed as T, or
  * throws SchemaError naming the document, the JSON pointer that failed ("/" for the root) and the reason.
- * A schema whose $id the build precompiled (every schema of this package: generated/validators.js) is
- * checked by that code; any other is compiled by Ajv on first use, so importing a module full of schemas
- * costs nothing.
+ * The package's own validators pass `precompiled`, the build's code for `schema` (its export of
+ * generated/validators.js, "#precompiled-validators"); any other schema is compiled by Ajv on first use,
+ * so importing a module full of schemas costs nothing. The package makes its validators at module level,
+ * each call marked `/* @__PURE__ *\/` (its one effect, recording the schema in declaredSchemas, is for
+ * the build, in Node): a bundle keeps only the validators its code reaches, and only their precompiled code.
  */
-export function makeValidator<T>(schema: object, documentName: string): (value: unknown) => T {
+export function makeValidator<T>(
+  schema: object,
+  documentName: string,
+  precompiled?: CheckFunction,
+): (value: unknown) => T {
   const id = schemaIdOf(schema);
   if (id !== undefined && !firstById.has(id)) firstById.set(id, schema);
-  let compiled: CheckFunction | ValidateFunction | undefined = isPrecompiled(schema)
-    ? precompiled[id as string]
-    : undefined;
+  if (precompiled !== undefined) precompiledOf.set(schema, precompiled);
+  let compiled: CheckFunction | ValidateFunction | undefined = precompiledOf.get(schema);
   return (value: unknown): T => {
     findForbiddenKey(value, [], documentName);
     compiled ??= runtimeAjv().compile(schema);

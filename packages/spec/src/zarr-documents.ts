@@ -1,3 +1,4 @@
+import * as precompiled from "#precompiled-validators";
 import { SchemaError } from "./errors.js";
 import { zarrArrayJsonSchema, zarrGroupJsonSchema } from "./schemas/zarr.js";
 import { makeValidator } from "./validate.js";
@@ -5,8 +6,16 @@ import type { ZarrArrayMetadata, ZarrGroupMetadata } from "./zarr-metadata.js";
 
 const ARRAY = "zarr.json";
 const GROUP = "group zarr.json";
-const checkArray = makeValidator<ZarrArrayMetadata>(zarrArrayJsonSchema, ARRAY);
-const checkGroup = makeValidator<ZarrGroupMetadata>(zarrGroupJsonSchema, GROUP);
+const checkArray = /* @__PURE__ */ makeValidator<ZarrArrayMetadata>(
+  zarrArrayJsonSchema,
+  ARRAY,
+  precompiled.zarrArray,
+);
+const checkGroup = /* @__PURE__ */ makeValidator<ZarrGroupMetadata>(
+  zarrGroupJsonSchema,
+  GROUP,
+  precompiled.zarrGroup,
+);
 
 /** The same failure, named after the caller's document (a store key) instead of the generic name. */
 function renamed<T>(check: (value: unknown) => T, generic: string, value: unknown, document: string): T {

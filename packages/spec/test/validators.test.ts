@@ -9,33 +9,72 @@ import { outputManifestV1JsonSchema, outputManifestV2JsonSchema } from "../src/s
 import { regionJsonSchema, roleJsonSchema } from "../src/schemas/role.js";
 import { streamSchemaJsonSchema } from "../src/schemas/stream-schema.js";
 import { zarrArrayJsonSchema } from "../src/schemas/zarr.js";
-import { AJV_OPTIONS, declaredSchemas, isPrecompiled, makeValidator } from "../src/validate.js";
-import { GENERATED_VALIDATORS, validatorModuleText } from "../src/validator-code.js";
+import {
+  AJV_OPTIONS,
+  declaredSchemas,
+  isPrecompiled,
+  makeValidator,
+  precompiledCheck,
+} from "../src/validate.js";
+import {
+  GENERATED_VALIDATOR_TYPES,
+  GENERATED_VALIDATORS,
+  validatorExportName,
+  validatorModuleText,
+  validatorTypesText,
+} from "../src/validator-code.js";
 import { manifestV1, manifestV2, schema, streamSchemaArb, token, zarrArray } from "./examples.js";
 // Loading the package makes every validator it has, as the build's generator does.
 import "../src/index.js";
-import { PRECOMPILED } from "#precompiled-validators";
+import * as generated from "#precompiled-validators";
 
 /** dist/test → the package root. */
 const PACKAGE_ROOT = new URL("../../", import.meta.url);
 
 type Check = ((value: unknown) => boolean) & { errors?: unknown[] | null };
 
-test("generated/validators.js is what the build generates from the schemas (a stale file fails here)", async () => {
-  const onDisk = await readFile(new URL(GENERATED_VALIDATORS, PACKAGE_ROOT), "utf8");
-  assert.ok(
-    onDisk === validatorModuleText(declaredSchemas()),
-    `packages/spec/${GENERATED_VALIDATORS} differs from the schemas: run npm run build -w packages/spec`,
-  );
+test("generated/validators.js and its types are what the build generates from the schemas (a stale file fails here)", async () => {
+  for (const [file, text] of [
+    [GENERATED_VALIDATORS, validatorModuleText(declaredSchemas())],
+    [GENERATED_VALIDATOR_TYPES, validatorTypesText(declaredSchemas())],
+  ] as const) {
+    const onDisk = await readFile(new URL(file, PACKAGE_ROOT), "utf8");
+    assert.ok(
+      onDisk === text,
+      `packages/spec/${file} differs from the schemas: run npm run build -w packages/spec`,
+    );
+  }
 });
 
-test("every schema the package makes a validator of is precompiled, and nothing else is", () => {
+/** The generated module's validating functions, by export name. */
+const GENERATED: Readonly<Record<string, unknown>> = generated;
+
+test("every schema the package makes a validator of is checked by its own generated export, and nothing else is", () => {
   const ids = declaredSchemas().map((s) => (s as { $id: string }).$id);
   assert.ok(ids.length >= 15, `only ${ids.length} schemas declared`);
-  for (const s of declaredSchemas()) assert.ok(isPrecompiled(s), (s as { $id: string }).$id);
-  assert.deepEqual(Object.keys(PRECOMPILED).sort(), [...new Set(ids)].sort());
+  for (const s of declaredSchemas()) {
+    const id = (s as { $id: string }).$id;
+    const name = validatorExportName(id);
+    assert.equal(typeof GENERATED[name], "function", `${id}: no export ${name}`);
+    assert.ok(
+      precompiledCheck(s) === GENERATED[name],
+      `${id}: its makeValidator call must pass precompiled.${name} from "#precompiled-validators"`,
+    );
+  }
+  assert.deepEqual(Object.keys(GENERATED).sort(), ids.map(validatorExportName).sort());
   assert.equal(isPrecompiled({ type: "object" }), false);
   assert.equal(isPrecompiled({ $id: "zarr-stream:not-a-schema-of-ours" }), false);
+});
+
+test("export names: the $id's last part in camelCase; an $id without one is refused", () => {
+  assert.equal(validatorExportName("zarr-stream:output-manifest-v2-paged"), "outputManifestV2Paged");
+  assert.equal(validatorExportName("zarr-stream:write-v2-dump-v1"), "writeV2DumpV1");
+  assert.throws(() => validatorExportName("zarr-stream:"), /no export name/);
+  assert.throws(() => validatorExportName("zarr-stream:2-things"), /no export name/);
+  assert.throws(
+    () => validatorModuleText([{ $id: "a:one-two" }, { $id: "b:one_two" }]),
+    /both make the export oneTwo/,
+  );
 });
 
 test("a caller's schema under a package schema's $id is its own, checked by a run-time compile", () => {
@@ -84,7 +123,7 @@ const REPLACEMENTS: unknown[] = [undefined, null, true, -1, 0.5, "", "x", [], {}
  * SchemaError's pointer and message are made of.
  */
 function agree(jsonSchema: { $id: string }, examples: unknown[]): number {
-  const precompiled = PRECOMPILED[jsonSchema.$id] as Check;
+  const precompiled = GENERATED[validatorExportName(jsonSchema.$id)] as Check;
   const compiled = new Ajv2020(AJV_OPTIONS).compile(jsonSchema) as Check;
   let rejected = 0;
   for (const example of examples) {

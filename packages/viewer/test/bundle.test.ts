@@ -59,3 +59,33 @@ test("bundle: other packages are entered only through their exports, with the br
   const bundle = readFileSync(join(BUNDLE_DIR, "viewer.js"), "utf8");
   assert.doesNotMatch(bundle, /from\s*["']node:|import\(["']node:/, "the bundle imports a node: module");
 });
+
+/**
+ * The validators the page's code reaches: the reader validates manifests (v1, v2 and the paged v2), their
+ * pages and the arrays' zarr.json, and nothing else. A new one the page really uses goes here.
+ */
+const PAGE_SCHEMAS = [
+  "zarr-stream:manifest-page-record-pages",
+  "zarr-stream:manifest-page-records",
+  "zarr-stream:manifest-page-time-shards",
+  "zarr-stream:output-manifest-v1",
+  "zarr-stream:output-manifest-v2",
+  "zarr-stream:output-manifest-v2-paged",
+  "zarr-stream:zarr-array",
+];
+
+test("bundle: it carries the validators the page reaches and no other (schemas and precompiled code)", async () => {
+  await buildViewerBundle(true);
+  const bundle = readFileSync(join(BUNDLE_DIR, "viewer.js"), "utf8");
+  const ids = [...new Set(bundle.match(/zarr-stream:[a-z0-9-]+/g) ?? [])].sort();
+  for (const unused of [
+    "zarr-stream:write-conformance-spec-v2",
+    "zarr-stream:write-v2-dump-v1",
+    "zarr-stream:journal-row",
+  ])
+    assert.ok(!ids.includes(unused), `${unused} is in the bundle, which the page never validates`);
+  assert.deepEqual(ids, PAGE_SCHEMAS, "the schema $ids in the bundle are the page's");
+  // The generated module holds each schema as Ajv's JSON text, quoted keys and all, beside its function.
+  for (const id of PAGE_SCHEMAS)
+    assert.ok(bundle.includes(`"$id":"${id}"`), `the precompiled validator of ${id} is not in the bundle`);
+});

@@ -3,6 +3,7 @@
  * (earthsciio/write-conformance-spec/v2) and the dump every reader driver produces from a store
  * (earthsciio/write-v2-dump/v1). Dumps carry array bytes, never float text, so comparison is bitwise.
  */
+import * as precompiled from "#precompiled-validators";
 import type { StreamDType, StreamSchema, VariableSpec } from "../types.js";
 import { makeValidator } from "../validate.js";
 import {
@@ -391,12 +392,14 @@ export const conformanceDumpJsonSchema = {
 } as const;
 
 /** Structural check of a corpus document; semantic checks (seeds, times, names) are the driver's. */
-export const validateConformanceCorpus = makeValidator<ConformanceCorpus>(
+export const validateConformanceCorpus = /* @__PURE__ */ makeValidator<ConformanceCorpus>(
   conformanceCorpusJsonSchema,
   CONFORMANCE_CORPUS_SCHEMA,
+  precompiled.writeConformanceSpecV2,
 );
 
-export const validateConformanceDump = makeValidator<ConformanceDump>(
+export const validateConformanceDump = /* @__PURE__ */ makeValidator<ConformanceDump>(
   conformanceDumpJsonSchema,
   CONFORMANCE_DUMP_SCHEMA,
+  precompiled.writeV2DumpV1,
 );

@@ -1,3 +1,4 @@
+import * as precompiled from "#precompiled-validators";
 import { makeValidator } from "../validate.js";
 
 /** Seed 004: a journal part is CSV (CRLF lines) or NDJSON (LF lines); never heatx. */
@@ -103,4 +104,8 @@ export const JOURNAL_ROW_SCHEMA = {
  * Checks a row configuration against JOURNAL_ROW_SCHEMA (shape only; the journal package checks the
  * cross-key rules such as csvHeaderCount = csvHeaders.length). Throws SchemaError.
  */
-export const validateJournalRow = makeValidator<JournalRowConfig>(JOURNAL_ROW_SCHEMA, "journal row");
+export const validateJournalRow = /* @__PURE__ */ makeValidator<JournalRowConfig>(
+  JOURNAL_ROW_SCHEMA,
+  "journal row",
+  precompiled.journalRow,
+);
