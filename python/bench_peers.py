@@ -303,18 +303,22 @@ def finish(wl, write_s, write_cpu, base_rss, write_peak, read_record, read_all, 
         colds.append((time.perf_counter() - t) * 1000)
     cold = statistics.median(colds) if colds else None
     warm = min(timed(read_record) for _ in range(wl.get("warm_reps", 5))) * 1000
-    t = time.perf_counter()
-    got_all = read_all()
-    all_s = time.perf_counter() - t
-    if got_all != nbytes:
-        raise SystemExit(f"read_all returned {got_all} bytes, expected {nbytes}")
+    # read_all_passes passes (contender.mjs's readAllPasses): the first, and the best.
+    all_s = []
+    for _ in range(wl.get("read_all_passes", 1)):
+        t = time.perf_counter()
+        got_all = read_all()
+        all_s.append(time.perf_counter() - t)
+        if got_all != nbytes:
+            raise SystemExit(f"read_all returned {got_all} bytes, expected {nbytes}")
     return {
         "write_s": write_s,
         "write_MBps": nbytes / MB / write_s,
         "write_cpu_s": write_cpu,
         "read_record_ms": warm,
         "read_record_cold_ms": cold,
-        "read_all_MBps": nbytes / MB / all_s,
+        "read_all_MBps": nbytes / MB / all_s[0],
+        "read_all_best_MBps": nbytes / MB / min(all_s),
         "peak_rss_MB": write_peak,
         "baseline_rss_MB": base_rss,
         "peak_rss_with_reads_MB": peak_rss_mb(),

@@ -176,6 +176,49 @@ describe("the workload matrix: ratios and worst cells", () => {
     assert.match(text, /MISSED +frames\/c-blosc: 1\.020 in "b"/);
   });
 
+  it("puts each peer's speed under our codec's ceiling (its CPU over the cores) and lists the targets above it", async () => {
+    const { cellRatios, outOfReach, formatMatrix, worstCells } = await import(matrixUrl);
+    // 100 MB encoded in 1 s of CPU and decoded in 0.1 s: on 2 cores at most 200 MB/s written and 2,000 read.
+    const codec = {
+      encode_MBps: 100,
+      encode_s: 1,
+      encode_cpu_s: 1,
+      decode_MBps: 1000,
+      decode_s: 0.1,
+      decode_cpu_s: 0.1,
+    };
+    const ratios = cellRatios(
+      {
+        "zarr-stream": { write_MBps: 150, read_all_MBps: 1000 },
+        "zarr-python-zarrs": { write_MBps: 160, read_all_MBps: 1000 },
+        tensorstore: { write_MBps: 100, read_all_MBps: 1800 },
+        "encode-only": codec,
+      },
+      2,
+    );
+    assert.equal(ratios["write_ceiling/zarr-python-zarrs"], 200 / 160);
+    assert.equal(ratios["write_ceiling/tensorstore"], 2);
+    assert.equal(ratios["read_all_ceiling/zarr-python-zarrs"], 2);
+    assert.equal(ratios["read_all_ceiling/tensorstore"], 2000 / 1800);
+    const cells = [{ name: "a", ratios, data_MB: 100, contenders: {} }];
+    assert.deepEqual(
+      outOfReach(cells).map((u: { what: string; peer: string }) => `${u.what}/${u.peer}`),
+      ["write/zarr-python-zarrs", "read_all/tensorstore"],
+    );
+    // The ceilings are not ratios of ours: no worst cell for them.
+    assert.equal(
+      Object.keys(worstCells(cells)).some((k) => k.includes("ceiling")),
+      false,
+    );
+    const text = formatMatrix({
+      machine: { cpus: 2, cpu_model: "x", rounds: 1, load_avg: { min: 0, max: 1 }, minutes: 1 },
+      cells,
+      worst: worstCells(cells),
+    });
+    assert.match(text, /write\/zarr-python-zarrs in "a": at most 1\.25x/);
+    assert.match(text, /read_all\/tensorstore in "a": at most 1\.11x/);
+  });
+
   it("has cells the writer accepts, one factor away from the base each, with 4 writers splitting the grid evenly", async () => {
     const { matrixCells, baseCell } = await import(matrixUrl);
     const { streamSchema } = await import(workloadUrl);
