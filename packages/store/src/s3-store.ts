@@ -11,7 +11,7 @@ import * as check from "./arguments.js";
 import { withDeadline } from "./deadline.js";
 import { assertValidPrefix, keyProblem } from "./keys.js";
 import { loopbackHost } from "./loopback.js";
-import { LeanGet, type LeanGetOutput } from "./s3-get.js";
+import { type LeanGetOutput, LeanRequests } from "./s3-lean.js";
 import type { SocketBody } from "./socket-get.js";
 import type { PinnedObject, ReadCost, Store } from "./store.js";
 import { type PinnedAnswer, VersionPin } from "./version-pin.js";
@@ -61,12 +61,13 @@ export interface S3StoreOptions {
   /** A ready client (tests, custom middleware); endpoint/region/credentials and the attempt timeouts are then ignored. */
   client?: S3Client;
   /**
-   * Reads (get, getRange, getSuffix and their pinned and `Into` forms) through the SDK's GetObject even
-   * where the lean GET path applies (default false). The lean path (s3-get.ts) serves stores with an
-   * endpoint set, path-style addressing and no ready `client`; it signs and sends each GET itself, at a
-   * fraction of the SDK's CPU per request (packages/spec/docs/s3-reads.md).
+   * Reads (get, getRange, getSuffix and their pinned and `Into` forms) and single-request writes through
+   * the SDK's GetObject and PutObject even where the lean path applies (default false). The lean path
+   * (s3-lean.ts) serves stores with an endpoint set, path-style addressing and no ready `client`; it signs
+   * and sends each GET and PUT itself, at a fraction of the SDK's CPU per request
+   * (packages/spec/docs/s3-reads.md). HEAD, LIST, DELETE and multipart uploads always go through the SDK.
    */
-  sdkGets?: boolean;
+  sdkRequests?: boolean;
   /**
    * Sign each request body's SHA-256 (default false: UNSIGNED-PAYLOAD, as the SDK sends over https).
    * Over https TLS protects the body either way; over plain http a signed payload also lets the server
@@ -111,7 +112,7 @@ export class S3Store implements Store {
   readonly #partSize: number;
   readonly #timeouts: { connectTimeoutMs: number; requestTimeoutMs: number; deadlineMs: number };
   #client: Promise<S3Client> | undefined;
-  #lean: Promise<LeanGet | undefined> | undefined;
+  #lean: Promise<LeanRequests | undefined> | undefined;
 
   constructor(options: S3StoreOptions) {
     const { bucket } = options ?? {};
@@ -360,7 +361,7 @@ export class S3Store implements Store {
     into?: Uint8Array,
   ): Promise<{ bytes: Uint8Array; version: string } | undefined> {
     const { GetObjectCommand } = await loadSdk();
-    const lean = await this.#leanGet();
+    const lean = await this.#leanRequests();
     try {
       // The body is read inside the deadline: a server that sends headers and then stalls is silent too.
       // The SDK retries a request, not the reading of its body: a body cut short (a reset connection, a
@@ -478,7 +479,16 @@ export class S3Store implements Store {
     condition: WriteCondition,
   ): Promise<string> {
     const { PutObjectCommand } = await loadSdk();
-    const input = { Bucket: this.bucket, Key: this.#root + key, Body: bytes, ...conditionFields(condition) };
+    const fields = conditionFields(condition);
+    const lean = this.#options.signedPayload === true ? undefined : await this.#leanRequests();
+    if (lean !== undefined) {
+      const condition = { ifMatch: fields.IfMatch, ifNoneMatch: fields.IfNoneMatch };
+      const etag = await this.#request(action, key, (_s3, abortSignal) =>
+        lean.put(this.#root + key, bytes, condition, abortSignal),
+      );
+      return etag ?? "";
+    }
+    const input = { Bucket: this.bucket, Key: this.#root + key, Body: bytes, ...fields };
     const out = await this.#request(action, key, (s3, abortSignal) =>
       s3.send(new PutObjectCommand(input), { abortSignal }),
     );
@@ -681,12 +691,12 @@ export class S3Store implements Store {
     return this.#options.region ?? env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? "us-east-1";
   }
 
-  /** The lean GET path (s3-get.ts) where it applies: an endpoint set, path-style, no ready client, not sdkGets. */
-  #leanGet(): Promise<LeanGet | undefined> {
+  /** The lean GET path (s3-lean.ts) where it applies: an endpoint set, path-style, no ready client, not sdkRequests. */
+  #leanRequests(): Promise<LeanRequests | undefined> {
     this.#lean ??= (async () => {
       const o = this.#options;
       const endpoint = this.#endpoint();
-      if (o.client !== undefined || o.sdkGets === true || endpoint === undefined) return undefined;
+      if (o.client !== undefined || o.sdkRequests === true || endpoint === undefined) return undefined;
       const s3 = await this.#s3();
       const config = s3.config as unknown as {
         region: () => Promise<string>;
@@ -695,7 +705,7 @@ export class S3Store implements Store {
       };
       // Virtual-hosted requests (bucket.host) stay with the SDK, which resolves and addresses them.
       if (config.forcePathStyle !== true) return undefined;
-      return new LeanGet({
+      return new LeanRequests({
         endpoint: new URL(endpoint),
         bucket: this.bucket,
         region: config.region,

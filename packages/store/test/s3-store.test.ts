@@ -144,10 +144,42 @@ for (const kind of S3_SERVER_KINDS) {
       assert.deepEqual(out.trimEnd().split("\n"), expected);
     });
 
-    it("S3Store reads: the lean GET path and the SDK's (sdkGets) answer alike, keys S3 escapes included", async () => {
+    it("S3Store writes: lean PUTs and the SDK's (sdkRequests) land and refuse alike, conditions included", async () => {
+      const prefix = `lean-put-${Date.now()}`;
+      const lean = server.store({ prefix });
+      const sdk = server.store({ prefix, sdkRequests: true });
+      const data = new Uint8Array(200_000).map((_, i) => (i * 13) & 255);
+      for (const [name, s, other] of [
+        ["lean", lean, sdk],
+        ["sdk", sdk, lean],
+      ] as const) {
+        const k = `dir/${name} key+ü`;
+        await s.put(k, data);
+        assert.deepEqual(await other.get(k), data, name);
+        assert.equal(await s.putIfAbsent(`${k}-new`, data.subarray(0, 10)), true, name);
+        assert.equal(await s.putIfAbsent(`${k}-new`, data.subarray(0, 20)), false, name);
+        assert.deepEqual(await other.get(`${k}-new`), data.subarray(0, 10), name);
+        const v1 = await s.putIfVersion(`${k}-cas`, data.subarray(0, 5), null);
+        assert.ok(v1, name);
+        assert.equal(await s.putIfVersion(`${k}-cas`, data.subarray(0, 6), null), undefined, name);
+        assert.equal(
+          await s.putIfVersion(`${k}-cas`, data.subarray(0, 7), '"not-the-version"'),
+          undefined,
+          name,
+        );
+        const v2 = await s.putIfVersion(`${k}-cas`, data.subarray(0, 8), v1!);
+        assert.ok(v2 && v2 !== v1, name);
+        assert.equal(await other.version(`${k}-cas`), v2, name);
+        assert.deepEqual(await other.get(`${k}-cas`), data.subarray(0, 8), name);
+      }
+      await lean.close();
+      await sdk.close();
+    });
+
+    it("S3Store reads: the lean GET path and the SDK's (sdkRequests) answer alike, keys S3 escapes included", async () => {
       const prefix = `lean-${Date.now()}`;
       const lean = server.store({ prefix });
-      const sdk = server.store({ prefix, sdkGets: true });
+      const sdk = server.store({ prefix, sdkRequests: true });
       const data = new Uint8Array(300_000);
       for (let i = 0; i < data.length; i++) data[i] = (i * 7 + (i >> 9)) & 255;
       const keys = ["plain", "a b/c+d", "x/ü é", "s!'()*~=&$,;:@q", "dir/.hidden", "100%"];

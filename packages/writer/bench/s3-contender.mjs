@@ -28,7 +28,7 @@ async function main() {
     bucket,
     endpoint,
     forcePathStyle: true,
-    sdkGets: process.env.ZS_BENCH_S3_SDK_GETS === "1",
+    sdkRequests: process.env.ZS_BENCH_S3_SDK === "1",
   });
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();

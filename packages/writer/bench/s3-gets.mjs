@@ -3,8 +3,8 @@
 // through getSuffixInto with a 4 MiB window, 8 in flight, as the shard reader reads a shard, from a
 // versitygw started here (VGW_KEEP_ALIVE=true in the environment turns its keep-alive on). Contenders
 // take turns, each turn a process of its own and every other round in reverse order:
-//   lean     this build's S3Store (the lean GET path, s3-get.ts)
-//   sdk      the same with sdkGets: true (the AWS SDK's GetObject)
+//   lean     this build's S3Store (the lean path, s3-lean.ts)
+//   sdk      the same with sdkRequests: true (the AWS SDK's GetObject)
 //   earlier  the S3Store of another build (ZS_BENCH_EARLIER_STORE=<its dist/src/index.js>, e.g. a copy
 //            of packages/store/dist taken before a change), so a change is measured against what it replaces
 //   socket   socket-gets.mjs: bare sockets reading straight into the buffers, below any HTTP client
@@ -35,7 +35,7 @@ async function turn(kind, endpoint, bucket) {
     forcePathStyle: true,
     credentials: TEST_CREDENTIALS,
     region: "us-east-1",
-    sdkGets: kind === "sdk",
+    sdkRequests: kind === "sdk",
   });
   const store = kind === "socket" ? withSocketGets(s3, endpoint) : s3;
   const buffers = Array.from({ length: IN_FLIGHT }, () => new Uint8Array(WINDOW));

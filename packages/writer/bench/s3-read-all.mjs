@@ -4,7 +4,7 @@
 // the same server, so a machine whose speed drifts moves both alike. The store is written first, by
 // zarr-stream, into a fresh bucket on a versitygw started here (VGW_KEEP_ALIVE=true in the environment
 // turns the gateway's keep-alive on). zarr-stream-sdk is zarr-stream with its GETs through the AWS SDK
-// (S3StoreOptions.sdkGets) instead of the lean GET path: the fix's before and after in one run.
+// (S3StoreOptions.sdkRequests) instead of the lean GET path: the fix's before and after in one run.
 // zarr-stream-socket is the same S3Store with its shard reads on bare sockets that read straight into the
 // reader's buffers (socket-gets.mjs): what the read costs below Node's HTTP clients.
 // ZS_BENCH_EARLIER_STORE=<file> adds zarr-stream-earlier: the S3Store of another build of
@@ -37,7 +37,7 @@ const EARLIER = process.env.ZS_BENCH_EARLIER_STORE;
 async function ours(wlFile, endpoint, bucket, path) {
   const wl = JSON.parse(readFileSync(wlFile, "utf8"));
   const Store = path === "earlier" ? (await import(pathToFileURL(resolve(EARLIER)).href)).S3Store : S3Store;
-  const s3 = new Store({ bucket, endpoint, forcePathStyle: true, sdkGets: path === "sdk" });
+  const s3 = new Store({ bucket, endpoint, forcePathStyle: true, sdkRequests: path === "sdk" });
   const store = path === "socket" ? withSocketGets(s3, endpoint) : s3;
   const cpu = process.cpuUsage();
   const t = performance.now();

@@ -19,13 +19,13 @@ const here = fileURLToPath(new URL(".", import.meta.url));
 const PEERS_S3 = join(here, "..", "..", "..", "python", "bench_peers_s3.py");
 
 /**
- * zarr-stream-s3-sdk-gets is zarr-stream with its reads through the AWS SDK's GetObject
- * (S3StoreOptions.sdkGets), as every S3Store read went before the lean GET path: the fix's before and
- * after in one run.
+ * zarr-stream-s3-sdk is zarr-stream with its reads and writes through the AWS SDK's GetObject and
+ * PutObject (S3StoreOptions.sdkRequests), as every S3Store read and write went before the lean path: the
+ * fix's before and after in one run.
  */
 export const S3_CONTENDERS = [
   "zarr-stream-s3",
-  "zarr-stream-s3-sdk-gets",
+  "zarr-stream-s3-sdk",
   "tensorstore-s3",
   "zarr-python-s3",
   "zarr-python-zarrs-s3",
@@ -80,7 +80,7 @@ function runContender(name, wlFile, server, bucket, logFile) {
         ...process.env,
         ...server.env,
         ZSTREAM_CODECS: "native",
-        ZS_BENCH_S3_SDK_GETS: name === "zarr-stream-s3-sdk-gets" ? "1" : "0",
+        ZS_BENCH_S3_SDK: name === "zarr-stream-s3-sdk" ? "1" : "0",
       },
       stdio: ["pipe", "pipe", "pipe"],
     });
