@@ -63,14 +63,17 @@ export function s3ServerSkipReason(
 /**
  * Starts a server of `kind` on a free loopback port. `makeStore` builds the package's store from the
  * options `store()` assembles (test-support imports none of the project's packages); without it,
- * `store()` returns those options.
+ * `store()` returns those options. `tls` (versitygw only) serves https with that certificate and key;
+ * the process must trust the certificate (NODE_EXTRA_CA_CERTS, read at its start).
  */
 export async function startS3Server<S = S3TestStoreOptions>(
   kind: S3ServerKind,
   makeStore: (options: S3TestStoreOptions) => S = (options) => options as S,
+  options: { tls?: { cert: string; key: string } } = {},
 ): Promise<S3Server<S>> {
   const [binary, setup] = SETUP[kind];
   if (!existsSync(binary)) throw new Error(`${binary} is missing: run ${setup}`);
+  if (options.tls !== undefined && kind !== "versitygw") throw new Error("only versitygw serves TLS here");
   if (kind === "moto") {
     const { proc, endpoint } = await spawnOnFreePort(
       "moto_server",
@@ -81,15 +84,17 @@ export async function startS3Server<S = S3TestStoreOptions>(
   }
   const root = mkdtempSync(join(tmpdir(), "zs-versitygw-"));
   const { accessKeyId: access, secretAccessKey: secret } = TEST_CREDENTIALS;
+  const tls = options.tls === undefined ? [] : ["--cert", options.tls.cert, "--key", options.tls.key];
   const { proc, endpoint } = await spawnOnFreePort(
     "versitygw",
     (port) => [
       binary,
-      ["--port", `127.0.0.1:${port}`, "--access", access, "--secret", secret, "posix", root],
+      ["--port", `127.0.0.1:${port}`, "--access", access, "--secret", secret, ...tls, "posix", root],
       { ROOT_ACCESS_KEY: access, ROOT_SECRET_KEY: secret },
     ],
     // versitygw answers an unsigned request with 403: any answer means the port is served.
     (endpoint) => answers(`${endpoint}/`),
+    options.tls === undefined ? "http" : "https",
   );
   return serverOn(endpoint, proc, makeStore, () => rmSync(root, { recursive: true, force: true }));
 }
@@ -123,11 +128,12 @@ async function spawnOnFreePort(
   name: string,
   command: (port: number) => [string, string[], Record<string, string>],
   probe: (endpoint: string) => Promise<boolean>,
+  scheme: "http" | "https" = "http",
 ): Promise<{ proc: ChildProcess; endpoint: string }> {
   let log = "";
   for (let attempt = 0; attempt < 3; attempt++) {
     const port = await freePort();
-    const endpoint = `http://127.0.0.1:${port}`;
+    const endpoint = `${scheme}://127.0.0.1:${port}`;
     const [file, args, env] = command(port);
     const proc = spawn(file, args, { stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, ...env } });
     proc.stderr?.on("data", (d: Buffer) => {
