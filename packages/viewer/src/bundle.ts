@@ -1,5 +1,5 @@
-import { mkdir, readFile, rename, stat, writeFile } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ZarrStreamError } from "@zarr-stream/spec";
 
@@ -19,6 +19,17 @@ export interface BundleMeta {
     string,
     { imports: { path: string; kind: string; original?: string; external?: boolean }[] }
   >;
+  /** Each output file (relative to the package root) with the inputs it holds. */
+  outputs?: Record<string, { inputs: Record<string, unknown> }>;
+}
+
+/**
+ * A chunk the bundle splits off (a module the page imports only dynamically, e.g. hash-wasm behind the
+ * numcodecs backend's checksums): `chunk-<hash>.js` beside viewer.js, loaded by the page only if it runs
+ * that import. The server serves only names of this shape from the bundle's folder.
+ */
+export function isBundleChunk(name: string): boolean {
+  return /^chunk-[A-Z0-9]{8}\.js(\.map)?$/.test(name);
 }
 
 interface EsbuildLike {
@@ -58,7 +69,8 @@ async function isFresh(): Promise<boolean> {
 }
 
 /**
- * Bundles dist/src/page/main.js (and the packages it imports) into dist/web/viewer.js for the browser.
+ * Bundles dist/src/page/main.js (and the packages it imports) into dist/web/viewer.js for the browser,
+ * with what the page imports only dynamically in chunks beside it (isBundleChunk).
  * Packages resolve through their exports with the "browser" condition, so @zarr-stream/codecs brings its
  * browser entry (our SIMD wasm, no addon loader). numcodecs stays external: the page's import map serves
  * it, because the codecs import it again by URL for Blosc inner codecs we do not implement. Rebuilds only
@@ -75,7 +87,7 @@ export async function buildViewerBundle(force = false): Promise<string> {
     );
   }
   const result = await esbuild.build({
-    entryPoints: [ENTRY],
+    entryPoints: { viewer: ENTRY },
     absWorkingDir: PACKAGE_ROOT,
     bundle: true,
     format: "esm",
@@ -85,19 +97,33 @@ export async function buildViewerBundle(force = false): Promise<string> {
     // the whitespace they take about a third of the bytes (names are kept, so stacks still read).
     minifyWhitespace: true,
     sourcemap: "linked",
-    outfile: BUNDLE,
+    // Dynamic imports become chunks of their own, fetched only when the page runs them: hash-wasm (a
+    // quarter of a megabyte), which only the numcodecs backend's checksums load, stays out of viewer.js.
+    splitting: true,
+    outdir: BUNDLE_DIR,
+    chunkNames: "chunk-[hash]",
     write: false,
     metafile: true,
     logLevel: "silent",
     external: ["numcodecs", "numcodecs/*"],
   });
   await mkdir(BUNDLE_DIR, { recursive: true });
-  // Stage then rename, so a concurrent server never serves half a bundle.
-  for (const f of result.outputFiles ?? []) {
+  // Stage then rename, so a concurrent server never serves half a bundle; the chunks first, so the
+  // viewer.js that names them never lands before them.
+  const files = [...(result.outputFiles ?? [])].sort(
+    (a, b) =>
+      Number(a.path === BUNDLE || a.path === `${BUNDLE}.map`) -
+      Number(b.path === BUNDLE || b.path === `${BUNDLE}.map`),
+  );
+  for (const f of files) {
     const tmp = `${f.path}.${process.pid}.tmp`;
     await writeFile(tmp, f.contents);
     await rename(tmp, f.path);
   }
+  // Chunks of earlier builds, which no viewer.js names any more.
+  const current = new Set(files.map((f) => basename(f.path)));
+  for (const name of await readdir(BUNDLE_DIR))
+    if (isBundleChunk(name) && !current.has(name)) await rm(join(BUNDLE_DIR, name), { force: true });
   const tmp = `${META}.${process.pid}.tmp`;
   await writeFile(tmp, JSON.stringify(result.metafile ?? { inputs: {} }));
   await rename(tmp, META);

@@ -8,7 +8,7 @@ import { FD_PATHS, openBeneath } from "@zarr-stream/fileio";
 import { SchemaError, StoreError, ZarrStreamError } from "@zarr-stream/spec";
 import { FsStore } from "@zarr-stream/store";
 import { keyProblem, TEMP_PREFIX } from "@zarr-stream/store/browser";
-import { buildViewerBundle, codecWasmFile, numcodecsDir } from "./bundle.js";
+import { buildViewerBundle, codecWasmFile, isBundleChunk, numcodecsDir } from "./bundle.js";
 import { LIST_PATH, NODES_PATH } from "./http-store.js";
 import { ASSET_PREFIX, CODEC_WASM, STORE_PREFIX, viewerHtml } from "./page-html.js";
 import { answerRange } from "./range.js";
@@ -206,7 +206,11 @@ export async function serveViewer(storeDir: string, opts: ViewerServerOptions = 
     const path = url.pathname;
     if (path === "/favicon.ico") return send(res, req, 204, "text/plain", "");
     if (path === "/" || path === "/index.html") return send(res, req, 200, "text/html; charset=utf-8", html);
-    if (path === `${ASSET_PREFIX}viewer.js` || path === `${ASSET_PREFIX}viewer.js.map`) {
+    if (
+      path === `${ASSET_PREFIX}viewer.js` ||
+      path === `${ASSET_PREFIX}viewer.js.map` ||
+      (path.startsWith(ASSET_PREFIX) && isBundleChunk(path.slice(ASSET_PREFIX.length)))
+    ) {
       const file = join(bundleDir, path.slice(ASSET_PREFIX.length));
       return sendFile(req, res, file, contentType(file));
     }

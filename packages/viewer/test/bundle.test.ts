@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { BUNDLE_DIR, type BundleMeta, buildViewerBundle } from "../src/bundle.js";
+import { BUNDLE_DIR, type BundleMeta, buildViewerBundle, isBundleChunk } from "../src/bundle.js";
 
 const packages = fileURLToPath(new URL("../../../", import.meta.url)); // packages/
 
@@ -88,4 +88,26 @@ test("bundle: it carries the validators the page reaches and no other (schemas a
   // The generated module holds each schema as Ajv's JSON text, quoted keys and all, beside its function.
   for (const id of PAGE_SCHEMAS)
     assert.ok(bundle.includes(`"$id":"${id}"`), `the precompiled validator of ${id} is not in the bundle`);
+});
+
+test("bundle: what the page imports only dynamically (hash-wasm, behind the numcodecs backend) is a chunk of its own, not in viewer.js", async () => {
+  await buildViewerBundle(true);
+  const meta = JSON.parse(readFileSync(join(BUNDLE_DIR, "meta.json"), "utf8")) as BundleMeta;
+  const outputs = Object.entries(meta.outputs ?? {}).filter(([f]) => f.endsWith(".js"));
+  const holding = (pkg: string) =>
+    outputs
+      .filter(([, o]) => Object.keys(o.inputs).some((i) => i.includes(`node_modules/${pkg}/`)))
+      .map(([f]) => f);
+  const [viewer] = outputs.find(([f]) => f.endsWith("/viewer.js")) ?? [];
+  assert.ok(viewer, outputs.map(([f]) => f).join());
+  const hashWasm = holding("hash-wasm");
+  assert.equal(hashWasm.length, 1, `hash-wasm is in ${hashWasm.join(", ")}`);
+  assert.ok(!hashWasm.includes(viewer!), "hash-wasm is in viewer.js");
+  const chunk = hashWasm[0]!.split("/").at(-1)!;
+  assert.ok(isBundleChunk(chunk), chunk);
+  assert.ok(readFileSync(join(BUNDLE_DIR, "viewer.js"), "utf8").includes(`import("./${chunk}")`));
+  // A later build removes chunks no viewer.js names.
+  writeFileSync(join(BUNDLE_DIR, "chunk-ZZZZZZZZ.js"), "");
+  await buildViewerBundle(true);
+  assert.ok(!existsSync(join(BUNDLE_DIR, "chunk-ZZZZZZZZ.js")), "a stale chunk survived a build");
 });

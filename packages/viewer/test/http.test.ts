@@ -322,6 +322,18 @@ describe("zstream-viewer bin", () => {
       const body = await js.text();
       assert.ok(!body.includes("node:module"), "the bundle must not import node:module");
       assert.ok(!body.includes("createRequire"), "the native addon loader must be stubbed out");
+      // The chunks viewer.js imports are served from the bundle's folder, and nothing else there is.
+      const chunks = [
+        ...body.matchAll(/from"\.\/(chunk-[A-Z0-9]+\.js)"|import\("\.\/(chunk-[A-Z0-9]+\.js)"\)/g),
+      ].map((m) => m[1] ?? m[2]);
+      assert.ok(chunks.length >= 1, "viewer.js imports its chunks");
+      for (const c of chunks) {
+        const r = await get(`__viewer/${c}`);
+        assert.equal(r.status, 200, c);
+        assert.match(r.headers.get("content-type") ?? "", /javascript/, c);
+      }
+      for (const bad of ["chunk-..%2fmeta.json", "meta.json", "chunk-ABCDEFGH.js", "chunk-abcdefgh.js"])
+        assert.equal((await get(`__viewer/${bad}`)).status, 404, bad);
       assert.equal((await get("__viewer/numcodecs/zstd.js")).status, 200);
       assert.equal((await get("__viewer/numcodecs/..%2f..%2fpackage.json")).status, 404);
       const manifest = await get("store/output_manifest.json");
