@@ -6,18 +6,19 @@ import type { SignatureV4 } from "@smithy/signature-v4";
 import { type SocketBody, SocketGets, SocketUnsupported } from "./socket-get.js";
 
 /**
- * Ranged GETs and single-request PUTs of S3Store without the SDK's per-request machinery: one
- * SigV4-signed request, a GET's body handed over as it arrives. The SDK resolves its middleware stack, serializes through its schema, builds
- * its user agent and wraps the body for every request: 1.5-1.8 ms of CPU per small GET through S3Store
- * where we measured, against 0.7-1 ms here, and a reader makes one GET per shard. On a plain-http
- * endpoint the request goes out on a socket whose reads land in the caller's buffer (socket-get.ts): on a
- * loopback read-all that halved the CPU per GB against node:http and took the read from 0.66-0.69x
- * TensorStore's speed to 1.03-1.28x (packages/spec/docs/s3-reads.md). https endpoints, and answers the
- * socket path cannot frame, go through node:http with a keep-alive agent, as every PUT does: on a loopback
- * write of 796 MB (300 PUTs of up to 2.7 MB) the lean PUTs took the writer's CPU from 2.62-2.70 s to
- * 2.33-2.36 s and its speed from 352-364 to 396 MB/s. HEAD, LIST, DELETE and multipart uploads stay on
- * the SDK. The answer mimics the SDK's where S3Store looks at it:
- * `$metadata` (httpStatusCode, attempts) on errors, ContentLength and ETag and the unread Body on success.
+ * Ranged GETs, HEADs and single-request PUTs of S3Store without the SDK's per-request machinery: one
+ * SigV4-signed request, a GET's body handed over as it arrives. The SDK resolves its middleware stack,
+ * serializes through its schema, builds its user agent and wraps the body for every request: 1.5-1.8 ms
+ * of CPU per small GET through S3Store where we measured, against 0.7-1 ms here, and a reader makes one
+ * GET per shard. On a plain-http endpoint a GET goes out on a socket whose reads land in the caller's
+ * buffer (socket-get.ts): on a loopback read-all that halved the CPU per GB against node:http and took
+ * the read from 0.66-0.69x TensorStore's speed to 1.03-1.28x (packages/spec/docs/s3-reads.md). https
+ * endpoints, answers the socket path cannot frame, HEADs and PUTs go through node:http with a keep-alive
+ * agent: on a loopback write of 796 MB (300 PUTs of up to 2.7 MB) the lean PUTs took the writer's CPU
+ * from 2.62-2.70 s to 2.33-2.36 s and its speed from 352-364 to 396 MB/s; a HEAD costs a third of the
+ * SDK's CPU. LIST, DELETE and multipart uploads stay on the SDK. The answer mimics the SDK's where
+ * S3Store looks at it: `$metadata` (httpStatusCode, attempts) on errors, ContentLength and ETag and the
+ * unread Body on success.
  */
 
 /** SourceData (string, ArrayBuffer or a view) as what node:crypto takes. */
@@ -198,8 +199,8 @@ export class LeanRequests {
 
   /**
    * PUT `body` at `key` (a full object key), with `ifMatch` or `ifNoneMatch` ("*") when given; resolves with
-   * the answer's ETag (undefined when it sent none), rejects with a LeanRequestError carrying the status of an
-   * answer that is not 2xx (a refused condition is a 412). Retried as `get` is: 5xx, 429 and connection
+   * the answer's ETag (undefined when it sent none), rejects with a LeanRequestError carrying the status of
+   * an answer that is not 2xx (a refused condition is a 412). Retried as `get` is: 5xx, 429 and connection
    * failures, maxAttempts in all, with the attempt count on the error, as the SDK's PutObject reports it,
    * so a retry that meets its own landed write can be told from a refusal (S3Store's #write).
    */
@@ -209,20 +210,47 @@ export class LeanRequests {
     condition: { ifMatch?: string; ifNoneMatch?: string },
     signal: AbortSignal,
   ): Promise<string | undefined> {
+    const headers: Record<string, string> = { "content-length": String(body.length) };
+    if (condition.ifMatch !== undefined) headers["if-match"] = condition.ifMatch;
+    if (condition.ifNoneMatch !== undefined) headers["if-none-match"] = condition.ifNoneMatch;
+    return (await this.#answered("PUT", key, headers, signal, body)).etag;
+  }
+
+  /**
+   * HEAD `key` (a full object key), with `ifMatch` when given: the ETag and length of a 2xx answer; a
+   * LeanRequestError with the status otherwise (404 absent, 412 replaced), retried as `put` is.
+   */
+  async head(
+    key: string,
+    ifMatch: string | undefined,
+    signal: AbortSignal,
+  ): Promise<{ ETag: string | undefined; ContentLength: number | undefined }> {
+    const headers: Record<string, string> = {};
+    if (ifMatch !== undefined) headers["if-match"] = ifMatch;
+    const answer = await this.#answered("HEAD", key, headers, signal);
+    const length = answer["content-length"];
+    return { ETag: answer.etag, ContentLength: length === undefined ? undefined : Number(length) };
+  }
+
+  /**
+   * One signed PUT or HEAD on node:http, retried (5xx, 429, connection failures; maxAttempts in all, the
+   * SDK's back-off): the headers of its 2xx answer, whose body is drained; a LeanRequestError otherwise.
+   */
+  async #answered(
+    method: "PUT" | "HEAD",
+    key: string,
+    extra: Record<string, string>,
+    signal: AbortSignal,
+    body?: Uint8Array,
+  ): Promise<IncomingMessage["headers"]> {
     const { endpoint, bucket, maxAttempts } = this.#o;
     const path = `${endpoint.pathname.replace(/\/+$/, "")}/${bucket}/${encodeKey(key)}`;
     const host = endpoint.host;
     const signer = await this.#signerOf();
     for (let attempt = 1; ; attempt++) {
-      const headers: Record<string, string> = {
-        host,
-        "content-length": String(body.length),
-        "x-amz-content-sha256": "UNSIGNED-PAYLOAD",
-      };
-      if (condition.ifMatch !== undefined) headers["if-match"] = condition.ifMatch;
-      if (condition.ifNoneMatch !== undefined) headers["if-none-match"] = condition.ifNoneMatch;
+      const headers = { host, "x-amz-content-sha256": "UNSIGNED-PAYLOAD", ...extra };
       const signed = await signer.sign({
-        method: "PUT",
+        method,
         protocol: endpoint.protocol,
         hostname: endpoint.hostname,
         port: endpoint.port === "" ? undefined : Number(endpoint.port),
@@ -232,7 +260,7 @@ export class LeanRequests {
       });
       try {
         const res = await this.#send(
-          "PUT",
+          method,
           host,
           path,
           signed.headers as Record<string, string>,
@@ -242,10 +270,12 @@ export class LeanRequests {
         const status = res.statusCode ?? 0;
         if (status >= 200 && status < 300) {
           res.resume();
-          return res.headers.etag;
+          return res.headers;
         }
-        const code = await errorCode(res);
-        const message = `S3 PUT answered HTTP ${status}${code ? ` ${code}` : ""}`;
+        // A HEAD's answer has no body to name the error by.
+        const code = method === "HEAD" ? undefined : await errorCode(res);
+        if (method === "HEAD") res.resume();
+        const message = `S3 ${method} answered HTTP ${status}${code ? ` ${code}` : ""}`;
         throw new LeanRequestError(message, code ?? `Http${status}`, status, attempt);
       } catch (err) {
         const status = err instanceof LeanRequestError ? err.$metadata.httpStatusCode : undefined;
@@ -273,7 +303,7 @@ export class LeanRequests {
 
   /** One request (with `body`, if any): resolves with the response once its headers arrive. */
   #send(
-    method: "GET" | "PUT",
+    method: "GET" | "PUT" | "HEAD",
     host: string,
     path: string,
     headers: Record<string, string>,

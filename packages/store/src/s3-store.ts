@@ -61,11 +61,12 @@ export interface S3StoreOptions {
   /** A ready client (tests, custom middleware); endpoint/region/credentials and the attempt timeouts are then ignored. */
   client?: S3Client;
   /**
-   * Reads (get, getRange, getSuffix and their pinned and `Into` forms) and single-request writes through
-   * the SDK's GetObject and PutObject even where the lean path applies (default false). The lean path
-   * (s3-lean.ts) serves stores with an endpoint set, path-style addressing and no ready `client`; it signs
-   * and sends each GET and PUT itself, at a fraction of the SDK's CPU per request
-   * (packages/spec/docs/s3-reads.md). HEAD, LIST, DELETE and multipart uploads always go through the SDK.
+   * Reads (get, getRange, getSuffix and their pinned and `Into` forms), HEADs (size, version) and
+   * single-request writes through the SDK's GetObject, HeadObject and PutObject even where the lean path
+   * applies (default false). The lean path (s3-lean.ts) serves stores with an endpoint set, path-style
+   * addressing and no ready `client`; it signs and sends each GET, HEAD and PUT itself, at a fraction of
+   * the SDK's CPU per request (packages/spec/docs/s3-reads.md). LIST, DELETE and multipart uploads always
+   * go through the SDK.
    */
   sdkRequests?: boolean;
   /**
@@ -339,13 +340,26 @@ export class S3Store implements Store {
   }
 
   /** The object's HEAD response, or undefined when absent. */
-  async #head(action: string, key: string, ifMatch?: string): Promise<HeadObjectCommandOutput | undefined> {
+  async #head(
+    action: string,
+    key: string,
+    ifMatch?: string,
+  ): Promise<Pick<HeadObjectCommandOutput, "ETag" | "ContentLength"> | undefined> {
     const { HeadObjectCommand } = await loadSdk();
+    const lean = await this.#leanRequests();
     try {
-      return await this.#request(action, key, (s3, abortSignal) =>
-        s3.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.#root + key, IfMatch: ifMatch }), {
-          abortSignal,
-        }),
+      return await this.#request<Pick<HeadObjectCommandOutput, "ETag" | "ContentLength">>(
+        action,
+        key,
+        (s3, abortSignal) =>
+          lean !== undefined
+            ? lean.head(this.#root + key, ifMatch, abortSignal)
+            : s3.send(
+                new HeadObjectCommand({ Bucket: this.bucket, Key: this.#root + key, IfMatch: ifMatch }),
+                {
+                  abortSignal,
+                },
+              ),
       );
     } catch (err) {
       if (httpStatus(err) === 404) return undefined;
