@@ -3,7 +3,7 @@
 // makeValidator is given, imported as "#precompiled-validators") and its types, generated/validators.d.ts,
 // from the compiled package (run after tsc).
 // `--check` writes nothing and exits 1 when a file on disk differs from what the build would write.
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeOrCheck } from "./generated-file.mjs";
 // Loading the package runs every module-level makeValidator call, which is how the schemas are found.
 import "../dist/src/index.js";
 import { declaredSchemas } from "../dist/src/validate.js";
@@ -20,17 +20,7 @@ for (const [file, text] of [
   [GENERATED_VALIDATORS, validatorModuleText(schemas)],
   [GENERATED_VALIDATOR_TYPES, validatorTypesText(schemas)],
 ]) {
-  const url = new URL(`../${file}`, import.meta.url);
-  let current;
-  try {
-    current = readFileSync(url, "utf8");
-  } catch {
-    current = undefined;
-  }
-  if (current === text) continue;
-  if (process.argv.includes("--check")) {
+  if (writeOrCheck(new URL(`../${file}`, import.meta.url), text, process.argv.includes("--check"), file))
     stale++;
-    console.error(`stale: packages/spec/${file} (npm run build -w packages/spec)`);
-  } else writeFileSync(url, text);
 }
 process.exit(stale === 0 ? 0 : 1);

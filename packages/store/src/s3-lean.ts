@@ -132,9 +132,8 @@ export class LeanRequests {
 
   /**
    * GET `key` (a full object key) with `range` and `ifMatch`; resolves with the headers and the unread
-   * body of a 2xx answer, rejects with a LeanRequestError carrying the status otherwise. 5xx, 429 and
-   * connection failures are retried (maxAttempts in all, backing off as the SDK does); the body is the
-   * caller's to read, and its failures are the caller's to retry.
+   * body of a 2xx answer, rejects with a LeanRequestError carrying the status otherwise. Retried as
+   * #attempts says; the body is the caller's to read, and its failures are the caller's to retry.
    */
   async get(
     key: string,
@@ -142,67 +141,41 @@ export class LeanRequests {
     ifMatch: string | undefined,
     signal: AbortSignal,
   ): Promise<LeanGetOutput> {
-    const { endpoint, bucket, maxAttempts } = this.#o;
-    const path = `${endpoint.pathname.replace(/\/+$/, "")}/${bucket}/${encodeKey(key)}`;
-    const host = endpoint.host;
-    const signer = await this.#signerOf();
-    for (let attempt = 1; ; attempt++) {
-      const headers: Record<string, string> = { host, "x-amz-content-sha256": "UNSIGNED-PAYLOAD" };
-      if (range !== undefined) headers.range = range;
-      if (ifMatch !== undefined) headers["if-match"] = ifMatch;
-      const signed = await signer.sign({
-        method: "GET",
-        protocol: endpoint.protocol,
-        hostname: endpoint.hostname,
-        port: endpoint.port === "" ? undefined : Number(endpoint.port),
-        path,
-        query: {},
-        headers,
-      });
-      try {
-        const sent = await this.#sendOnSocket(path, signed.headers as Record<string, string>, signal);
-        if (sent !== undefined) {
-          if (sent.status >= 200 && sent.status < 300) {
-            return { ContentLength: sent.length, ETag: sent.headers.etag, Body: sent.body };
-          }
-          const code = await socketErrorCode(sent.length, sent.body);
-          const message = `S3 GET answered HTTP ${sent.status}${code ? ` ${code}` : ""}`;
-          throw new LeanRequestError(message, code ?? `Http${sent.status}`, sent.status, attempt);
+    const extra: Record<string, string> = {};
+    if (range !== undefined) extra.range = range;
+    if (ifMatch !== undefined) extra["if-match"] = ifMatch;
+    return this.#attempts("GET", key, extra, signal, async (path, headers, attempt) => {
+      const sent = await this.#sendOnSocket(path, headers, signal);
+      if (sent !== undefined) {
+        if (sent.status >= 200 && sent.status < 300) {
+          return { ContentLength: sent.length, ETag: sent.headers.etag, Body: sent.body };
         }
-        const res = await this.#send("GET", host, path, signed.headers as Record<string, string>, signal);
-        const status = res.statusCode ?? 0;
-        if (status >= 200 && status < 300) {
-          const length = res.headers["content-length"];
-          return {
-            ContentLength: length === undefined ? undefined : Number(length),
-            ETag: res.headers.etag,
-            Body: res,
-          };
-        }
-        const code = await errorCode(res);
-        const message = `S3 GET answered HTTP ${status}${code ? ` ${code}` : ""}`;
-        throw new LeanRequestError(message, code ?? `Http${status}`, status, attempt);
-      } catch (err) {
-        const status = err instanceof LeanRequestError ? err.$metadata.httpStatusCode : undefined;
-        // A 4xx is an answer; a connection that failed or went silent, a 5xx or a 429 is tried again,
-        // unless the deadline aborted the call (then at once) or the attempts are used up.
-        const retryable = status === undefined ? !signal.aborted : RETRYABLE_STATUS.has(status);
-        if (!retryable || attempt >= maxAttempts) {
-          if (err instanceof LeanRequestError) throw err;
-          throw Object.assign(err as Error, { $metadata: { attempts: attempt } });
-        }
+        const code = await socketErrorCode(sent.length, sent.body);
+        const message = `S3 GET answered HTTP ${sent.status}${code ? ` ${code}` : ""}`;
+        throw new LeanRequestError(message, code ?? `Http${sent.status}`, sent.status, attempt);
       }
-      const delay = Math.random() * Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** attempt);
-      await sleep(delay, undefined, { signal });
-    }
+      const res = await this.#send("GET", path, headers, signal);
+      const status = res.statusCode ?? 0;
+      if (status >= 200 && status < 300) {
+        const length = res.headers["content-length"];
+        return {
+          ContentLength: length === undefined ? undefined : Number(length),
+          ETag: res.headers.etag,
+          Body: res,
+        };
+      }
+      const code = await errorCode(res);
+      const message = `S3 GET answered HTTP ${status}${code ? ` ${code}` : ""}`;
+      throw new LeanRequestError(message, code ?? `Http${status}`, status, attempt);
+    });
   }
 
   /**
    * PUT `body` at `key` (a full object key), with `ifMatch` or `ifNoneMatch` ("*") when given; resolves with
    * the answer's ETag (undefined when it sent none), rejects with a LeanRequestError carrying the status of
-   * an answer that is not 2xx (a refused condition is a 412). Retried as `get` is: 5xx, 429 and connection
-   * failures, maxAttempts in all, with the attempt count on the error, as the SDK's PutObject reports it,
-   * so a retry that meets its own landed write can be told from a refusal (S3Store's #write).
+   * an answer that is not 2xx (a refused condition is a 412). Retried as #attempts says, with the attempt
+   * count on the error, as the SDK's PutObject reports it, so a retry that meets its own landed write can
+   * be told from a refusal (S3Store's #write).
    */
   async put(
     key: string,
@@ -232,23 +205,47 @@ export class LeanRequests {
     return { ETag: answer.etag, ContentLength: length === undefined ? undefined : Number(length) };
   }
 
-  /**
-   * One signed PUT or HEAD on node:http, retried (5xx, 429, connection failures; maxAttempts in all, the
-   * SDK's back-off): the headers of its 2xx answer, whose body is drained; a LeanRequestError otherwise.
-   */
-  async #answered(
+  /** A PUT or HEAD on node:http: the headers of its 2xx answer, whose body is drained; a LeanRequestError otherwise. */
+  #answered(
     method: "PUT" | "HEAD",
     key: string,
     extra: Record<string, string>,
     signal: AbortSignal,
     body?: Uint8Array,
   ): Promise<IncomingMessage["headers"]> {
+    return this.#attempts(method, key, extra, signal, async (path, headers, attempt) => {
+      const res = await this.#send(method, path, headers, signal, body);
+      const status = res.statusCode ?? 0;
+      if (status >= 200 && status < 300) {
+        res.resume();
+        return res.headers;
+      }
+      // A HEAD's answer has no body to name the error by.
+      const code = method === "HEAD" ? undefined : await errorCode(res);
+      if (method === "HEAD") res.resume();
+      const message = `S3 ${method} answered HTTP ${status}${code ? ` ${code}` : ""}`;
+      throw new LeanRequestError(message, code ?? `Http${status}`, status, attempt);
+    });
+  }
+
+  /**
+   * `send` with `key`'s path and the request's SigV4-signed headers (UNSIGNED-PAYLOAD, `extra` among the
+   * signed ones), once per attempt. A 4xx is an answer; a connection that failed or went silent, a 5xx or
+   * a 429 is tried again with the SDK's standard back-off, unless the deadline aborted the call (then at
+   * once) or maxAttempts are used up: the last failure then carries the attempt count
+   * (`$metadata.attempts`), as the SDK's errors do.
+   */
+  async #attempts<T>(
+    method: "GET" | "PUT" | "HEAD",
+    key: string,
+    extra: Record<string, string>,
+    signal: AbortSignal,
+    send: (path: string, headers: Record<string, string>, attempt: number) => Promise<T>,
+  ): Promise<T> {
     const { endpoint, bucket, maxAttempts } = this.#o;
     const path = `${endpoint.pathname.replace(/\/+$/, "")}/${bucket}/${encodeKey(key)}`;
-    const host = endpoint.host;
     const signer = await this.#signerOf();
     for (let attempt = 1; ; attempt++) {
-      const headers = { host, "x-amz-content-sha256": "UNSIGNED-PAYLOAD", ...extra };
       const signed = await signer.sign({
         method,
         protocol: endpoint.protocol,
@@ -256,27 +253,10 @@ export class LeanRequests {
         port: endpoint.port === "" ? undefined : Number(endpoint.port),
         path,
         query: {},
-        headers,
+        headers: { host: endpoint.host, "x-amz-content-sha256": "UNSIGNED-PAYLOAD", ...extra },
       });
       try {
-        const res = await this.#send(
-          method,
-          host,
-          path,
-          signed.headers as Record<string, string>,
-          signal,
-          body,
-        );
-        const status = res.statusCode ?? 0;
-        if (status >= 200 && status < 300) {
-          res.resume();
-          return res.headers;
-        }
-        // A HEAD's answer has no body to name the error by.
-        const code = method === "HEAD" ? undefined : await errorCode(res);
-        if (method === "HEAD") res.resume();
-        const message = `S3 ${method} answered HTTP ${status}${code ? ` ${code}` : ""}`;
-        throw new LeanRequestError(message, code ?? `Http${status}`, status, attempt);
+        return await send(path, signed.headers as Record<string, string>, attempt);
       } catch (err) {
         const status = err instanceof LeanRequestError ? err.$metadata.httpStatusCode : undefined;
         const retryable = status === undefined ? !signal.aborted : RETRYABLE_STATUS.has(status);
@@ -304,7 +284,6 @@ export class LeanRequests {
   /** One request (with `body`, if any): resolves with the response once its headers arrive. */
   #send(
     method: "GET" | "PUT" | "HEAD",
-    host: string,
     path: string,
     headers: Record<string, string>,
     signal: AbortSignal,
@@ -320,7 +299,7 @@ export class LeanRequests {
           port: endpoint.port === "" ? undefined : Number(endpoint.port),
           method,
           path,
-          headers: { ...headers, host },
+          headers: { ...headers, host: endpoint.host },
           agent: this.#agent,
           signal,
         },
