@@ -496,9 +496,9 @@ export class S3Store implements Store {
     const fields = conditionFields(condition);
     const lean = this.#options.signedPayload === true ? undefined : await this.#leanRequests();
     if (lean !== undefined) {
-      const condition = { ifMatch: fields.IfMatch, ifNoneMatch: fields.IfNoneMatch };
+      const headers = { ifMatch: fields.IfMatch, ifNoneMatch: fields.IfNoneMatch };
       const etag = await this.#request(action, key, (_s3, abortSignal) =>
-        lean.put(this.#root + key, bytes, condition, abortSignal),
+        lean.put(this.#root + key, bytes, headers, abortSignal),
       );
       return etag ?? "";
     }
@@ -705,7 +705,7 @@ export class S3Store implements Store {
     return this.#options.region ?? env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? "us-east-1";
   }
 
-  /** The lean GET path (s3-lean.ts) where it applies: an endpoint set, path-style, no ready client, not sdkRequests. */
+  /** The lean path (s3-lean.ts) where it applies: an endpoint set, path-style, no ready client, not sdkRequests. */
   #leanRequests(): Promise<LeanRequests | undefined> {
     this.#lean ??= (async () => {
       const o = this.#options;
