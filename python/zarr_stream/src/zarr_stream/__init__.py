@@ -12,6 +12,7 @@ from .errors import (
     RegionNotShardAligned,
     SchemaError,
     StoreError,
+    StoreExists,
     TornRead,
     ZarrStreamError,
 )
@@ -36,6 +37,7 @@ __all__ = [
     "S3Store",
     "SchemaError",
     "StoreError",
+    "StoreExists",
     "TornRead",
     "ZarrStreamError",
     "committed_indices",

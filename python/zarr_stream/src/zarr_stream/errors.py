@@ -15,13 +15,18 @@ class ProtocolError(ZarrStreamError):
     """An operation the contract does not allow here (e.g. statics of a v1 store)."""
 
 
+class StoreExists(ProtocolError):
+    """Create was asked for where a store already is (or another creator made one meanwhile)."""
+
+
 class NotCommitted(ZarrStreamError):
     """The record, static or blob asked for is not committed in the manifest read."""
 
 
 class CommitError(ZarrStreamError):
     """A commit's tokens do not verify (seed §5.3). ``reason`` is the TypeScript CommitError's reason
-    ("writers", "fingerprint", "region-dims", "alignment", "overlap", "gap", "records", "statics"), so a
+    ("writers", "fingerprint", "region-dims", "alignment", "overlap", "gap", "records", "statics",
+    "concurrent-owner"), so a
     refusal reads the same whichever language's owner made it."""
 
     def __init__(self, message: str, reason: str) -> None:
@@ -58,6 +63,7 @@ __all__ = [
     "RegionNotShardAligned",
     "SchemaError",
     "StoreError",
+    "StoreExists",
     "TornRead",
     "ZarrStreamError",
 ]

@@ -14,7 +14,6 @@ import hashlib
 import json
 import math
 import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from itertools import product
 from pathlib import Path
@@ -26,7 +25,8 @@ from zarr.core.array import AsyncArray
 from zarr.core.metadata import ArrayV3Metadata
 from zarr.storage import MemoryStore, StorePath
 
-from .errors import CommitError, NotCommitted, ProtocolError, RegionNotShardAligned, SchemaError, ZarrStreamError
+from .errors import CommitError, NotCommitted, ProtocolError, RegionNotShardAligned, SchemaError, StoreExists, ZarrStreamError
+from .local_writes import Stamp, put, put_if_absent, put_if_stamp
 from .manifest import MANIFEST_V2, MANIFEST_V2_PAGED, Manifest, committed_mask, read_manifest_from
 from .readback import blob_object_key, read_box
 from .storage import LocalStore
@@ -57,19 +57,6 @@ def fingerprint(m: Manifest) -> str:
     }
     text = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
-
-
-def _put_atomic(root: Path, key: str, data: bytes) -> None:
-    path = root / key
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _memory_objects(mem: MemoryStore) -> dict[str, bytes]:
@@ -260,7 +247,7 @@ class Contributor:
         self._open()
         object_key = blob_object_key(scope, self.writer, key)
         record = None if scope == "static" else int(object_key.split("/")[2])
-        _put_atomic(self.root, object_key, bytes(data))
+        put(self.root, object_key, bytes(data))
         entry: dict[str, Any] = {"scope": "static", "key": key} if record is None else {"scope": "record", "record": record, "key": key}
         self.blobs = [b for b in self.blobs if b != entry] + [entry]
         self.objects.add(object_key)
@@ -282,7 +269,7 @@ class Contributor:
             if data is None:  # an all-fill shard is erased (seed §5.2)
                 (self.root / key).unlink(missing_ok=True)
             else:
-                _put_atomic(self.root, key, data)
+                put(self.root, key, data)
             self.objects.add(key)
 
     def _shard_keys(self, v: dict[str, Any], sel: list[tuple[int, int]]) -> list[str]:
@@ -386,8 +373,11 @@ class Owner(Contributor):
     """Seed §5 Owner{n} over a local store: create, its own region's writes (and the replicated variables
     and the time coordinate), and commit — verify every token (§5.3), then shapes, manifest last.
 
-    The manifest is replaced atomically (stage and rename); unlike the TypeScript owner there is no
-    compare-and-swap fencing against a second owner (fencing.md)."""
+    Creating claims the store by creating its group's zarr.json (a hard link: of creators racing, one
+    wins) and writes the manifest only where none is. Every later manifest write is a compare-and-swap on
+    the version this owner wrote last, under FsStore's lock (local_writes.py): if another owner replaced
+    it meanwhile, the write is refused, nothing changes, and this owner is fenced (CommitError
+    "concurrent-owner"), as the TypeScript owner is. Unlike it, this owner takes no lease (fencing.md)."""
 
     owner = True
 
@@ -395,12 +385,20 @@ class Owner(Contributor):
         super().__init__(root, m, 0, region)
         self.all_t: list[float] = []  # append: t of every committed record
         self._close_token: dict[str, Any] | None = None
+        self._manifest_stamp: Stamp | None = None
+        # Why this owner writes nothing more (another owner committed), or None.
+        self.fenced: str | None = None
+
+    def _open(self) -> None:
+        super()._open()
+        if self.fenced is not None:
+            raise CommitError(self.fenced, "concurrent-owner")
 
     @classmethod
     def create(cls, store: str | os.PathLike[str], schema: Mapping[str, Any], n_writers: int, region: Mapping[str, Sequence[int]] | None = None) -> Owner:
         root = Path(store).resolve()
-        if (root / "output_manifest.json").exists():
-            raise ProtocolError(f"{root} already holds a store")
+        if (root / "output_manifest.json").exists() or (root / "zarr.json").exists():
+            raise StoreExists(f"{root} already holds a store")
         time_dim = schema["time_dim"]
         mode = "append" if schema["time_mode"] == "append" else "indexed"
         times = [] if mode == "append" else [float(t) for t in schema["time_mode"]["indexed"]["times"]]
@@ -455,9 +453,13 @@ class Owner(Contributor):
         o = cls(root, m, region or {})
         o._check_region()  # seed §4: a misaligned region is refused before any byte is written
         root.mkdir(parents=True, exist_ok=True)
-        _put_atomic(root, "zarr.json", json.dumps({"zarr_format": 3, "node_type": "group", "attributes": dict(schema.get("attrs", {}))}, indent=2).encode())
+        group = json.dumps({"zarr_format": 3, "node_type": "group", "attributes": dict(schema.get("attrs", {}))}, indent=2).encode()
+        # The claim: of creators racing on one store, exactly one creates its group (the TypeScript
+        # writer checks for the group before it claims, so it never writes over a Python-made store).
+        if put_if_absent(root, "zarr.json", group) is None:
+            raise StoreExists(f"{root} already holds a store")
         for name, doc in docs.items():
-            _put_atomic(root, f"{name}/zarr.json", json.dumps(doc, indent=2).encode())
+            put(root, f"{name}/zarr.json", json.dumps(doc, indent=2).encode())
         for d, doc in docs.items():  # non-time coordinates, and the indexed time axis, at create
             if d != time_dim:
                 if d in lengths:
@@ -465,7 +467,10 @@ class Owner(Contributor):
             elif mode == "indexed" and times:
                 o._encode({"name": d, "dims": [d]}, [(0, len(times))], np.asarray(times, "float64"), None)
         o.objects.clear()
-        o._write_manifest()
+        stamp = put_if_absent(root, "output_manifest.json", o._manifest_bytes())
+        if stamp is None:
+            raise StoreExists(f"{root} was given a manifest by another writer while this one created it")
+        o._manifest_stamp = stamp
         return o
 
     # The owner supplies every variable and writes the replicated ones (and, in append mode, time).
@@ -481,8 +486,18 @@ class Owner(Contributor):
     def _put_row(self, index: int, t: float, arrays: dict[str, np.ndarray]) -> None:
         super()._put_row(index, t, {**arrays, self.time_dim: np.float64(t)})
 
+    def _manifest_bytes(self) -> bytes:
+        return (json.dumps(self.m, indent=2) + "\n").encode()
+
     def _write_manifest(self) -> None:
-        _put_atomic(self.root, "output_manifest.json", (json.dumps(self.m, indent=2) + "\n").encode())
+        """The commit point: the manifest, compare-and-swap on the version this owner wrote last."""
+        stamp = put_if_stamp(self.root, "output_manifest.json", self._manifest_bytes(), self._manifest_stamp)
+        if stamp is None:
+            # Another owner replaced it: this one's view is stale (and its in-memory manifest already holds
+            # the refused commit), so it writes nothing more.
+            self.fenced = f"{self.root}/output_manifest.json changed since this owner last wrote it: another owner is committing to this store"
+            raise CommitError(self.fenced, "concurrent-owner")
+        self._manifest_stamp = stamp
 
     def commit(self, tokens: Sequence[Mapping[str, Any]]) -> Manifest:
         """Seed §5.3: verifies every token (one per writer, the owner's included), then commits."""
@@ -550,7 +565,7 @@ class Owner(Contributor):
                 doc = json.loads((self.root / name / "zarr.json").read_text())
                 ti = doc["dimension_names"].index(self.time_dim)
                 doc["shape"][ti] = count
-                _put_atomic(self.root, f"{name}/zarr.json", json.dumps(doc, indent=2).encode())
+                put(self.root, f"{name}/zarr.json", json.dumps(doc, indent=2).encode())
             self.all_t += [t for _, t in recs0]
             m["n_records"] = count
             next(d for d in m["dims"] if d["name"] == self.time_dim)["length"] = count
