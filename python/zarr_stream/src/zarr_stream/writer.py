@@ -454,8 +454,9 @@ class Owner(Contributor):
         o._check_region()  # seed §4: a misaligned region is refused before any byte is written
         root.mkdir(parents=True, exist_ok=True)
         group = json.dumps({"zarr_format": 3, "node_type": "group", "attributes": dict(schema.get("attrs", {}))}, indent=2).encode()
-        # The claim: of creators racing on one store, exactly one creates its group (the TypeScript
-        # writer checks for the group before it claims, so it never writes over a Python-made store).
+        # The claim: of Python creators racing on one store, exactly one creates its group. The TypeScript
+        # writer refuses a store whose group it finds; one that looked just before this link can still race
+        # it (its referee is its lease, which this owner does not take).
         if put_if_absent(root, "zarr.json", group) is None:
             raise StoreExists(f"{root} already holds a store")
         for name, doc in docs.items():
