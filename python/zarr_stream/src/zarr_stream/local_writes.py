@@ -43,7 +43,8 @@ def stamp_of(path: Path) -> Stamp | None:
 def _sync_dir(directory: Path) -> None:
     """fsyncs a directory whose entries changed; best effort: some filesystems refuse it."""
     try:
-        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+        # O_DIRECTORY is POSIX; where it is missing (Windows) a directory cannot be opened to sync it.
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     except OSError:
         return
     try:
