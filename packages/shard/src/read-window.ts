@@ -43,7 +43,9 @@ export const LOCAL_PIECE = 2 ** 20;
 
 /**
  * The most bytes an inner chunk of `layout` takes encoded: its raw bytes, plus 1/256 and a few dozen for
- * zstd, 16 for Blosc.
+ * zstd, 16 for Blosc. Looser than the codec's own maxEncodedLength on purpose: readHead knows it holds a
+ * whole object only from an answer shorter than it asked for, so a window must exceed the largest shard,
+ * not equal it (with maxEncodedLength a shard of incompressible chunks took two reads).
  */
 export function chunkBytesBound(layout: ArrayLayout): number {
   const chunkBytes = product(layout.chunkShape) * itemSize(layout.dtype);
