@@ -150,23 +150,14 @@ export class LeanRequests {
         if (sent.status >= 200 && sent.status < 300) {
           return { ContentLength: sent.length, ETag: sent.headers.etag, Body: sent.body };
         }
-        const code = await socketErrorCode(sent.length, sent.body);
-        const message = `S3 GET answered HTTP ${sent.status}${code ? ` ${code}` : ""}`;
-        throw new LeanRequestError(message, code ?? `Http${sent.status}`, sent.status, attempt);
+        throw answerError("GET", sent.status, await socketErrorCode(sent.length, sent.body), attempt);
       }
       const res = await this.#send("GET", path, headers, signal);
       const status = res.statusCode ?? 0;
       if (status >= 200 && status < 300) {
-        const length = res.headers["content-length"];
-        return {
-          ContentLength: length === undefined ? undefined : Number(length),
-          ETag: res.headers.etag,
-          Body: res,
-        };
+        return { ContentLength: contentLength(res.headers), ETag: res.headers.etag, Body: res };
       }
-      const code = await errorCode(res);
-      const message = `S3 GET answered HTTP ${status}${code ? ` ${code}` : ""}`;
-      throw new LeanRequestError(message, code ?? `Http${status}`, status, attempt);
+      throw answerError("GET", status, await errorCode(res), attempt);
     });
   }
 
@@ -201,8 +192,7 @@ export class LeanRequests {
     const headers: Record<string, string> = {};
     if (ifMatch !== undefined) headers["if-match"] = ifMatch;
     const answer = await this.#answered("HEAD", key, headers, signal);
-    const length = answer["content-length"];
-    return { ETag: answer.etag, ContentLength: length === undefined ? undefined : Number(length) };
+    return { ETag: answer.etag, ContentLength: contentLength(answer) };
   }
 
   /** A PUT or HEAD on node:http: the headers of its 2xx answer, whose body is drained; a LeanRequestError otherwise. */
@@ -223,8 +213,7 @@ export class LeanRequests {
       // A HEAD's answer has no body to name the error by.
       const code = method === "HEAD" ? undefined : await errorCode(res);
       if (method === "HEAD") res.resume();
-      const message = `S3 ${method} answered HTTP ${status}${code ? ` ${code}` : ""}`;
-      throw new LeanRequestError(message, code ?? `Http${status}`, status, attempt);
+      throw answerError(method, status, code, attempt);
     });
   }
 
@@ -340,6 +329,23 @@ export class LeanRequests {
     this.#agent.destroy();
     this.#sockets?.destroy();
   }
+}
+
+/** The error of an answer that is not 2xx: its status, and the S3 error code (else HttpNNN) as its name. */
+function answerError(
+  method: string,
+  status: number,
+  code: string | undefined,
+  attempt: number,
+): LeanRequestError {
+  const message = `S3 ${method} answered HTTP ${status}${code ? ` ${code}` : ""}`;
+  return new LeanRequestError(message, code ?? `Http${status}`, status, attempt);
+}
+
+/** The Content-Length an answer announced, if any. */
+function contentLength(headers: IncomingMessage["headers"]): number | undefined {
+  const length = headers["content-length"];
+  return length === undefined ? undefined : Number(length);
 }
 
 /** The <Code> of an error body on the socket path (at most 64 KiB read; a longer one is dropped). */

@@ -493,16 +493,14 @@ export class S3Store implements Store {
     condition: WriteCondition,
   ): Promise<string> {
     const { PutObjectCommand } = await loadSdk();
-    const fields = conditionFields(condition);
     const lean = this.#options.signedPayload === true ? undefined : await this.#leanRequests();
     if (lean !== undefined) {
-      const headers = { ifMatch: fields.IfMatch, ifNoneMatch: fields.IfNoneMatch };
       const etag = await this.#request(action, key, (_s3, abortSignal) =>
-        lean.put(this.#root + key, bytes, headers, abortSignal),
+        lean.put(this.#root + key, bytes, condition ?? {}, abortSignal),
       );
       return etag ?? "";
     }
-    const input = { Bucket: this.bucket, Key: this.#root + key, Body: bytes, ...fields };
+    const input = { Bucket: this.bucket, Key: this.#root + key, Body: bytes, ...conditionFields(condition) };
     const out = await this.#request(action, key, (s3, abortSignal) =>
       s3.send(new PutObjectCommand(input), { abortSignal }),
     );
