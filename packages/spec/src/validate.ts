@@ -44,11 +44,6 @@ export function precompiledCheck(schema: object): CheckFunction | undefined {
   return precompiledOf.get(schema);
 }
 
-/** Whether makeValidator checks `schema` with build-time code rather than compiling it at run time. */
-export function isPrecompiled(schema: object): boolean {
-  return precompiledOf.has(schema);
-}
-
 /** RFC 6901 escaping of one reference token. */
 export function pointerToken(key: string | number): string {
   return String(key).replaceAll("~", "~0").replaceAll("/", "~1");

@@ -9,13 +9,7 @@ import { outputManifestV1JsonSchema, outputManifestV2JsonSchema } from "../src/s
 import { regionJsonSchema, roleJsonSchema } from "../src/schemas/role.js";
 import { streamSchemaJsonSchema } from "../src/schemas/stream-schema.js";
 import { zarrArrayJsonSchema } from "../src/schemas/zarr.js";
-import {
-  AJV_OPTIONS,
-  declaredSchemas,
-  isPrecompiled,
-  makeValidator,
-  precompiledCheck,
-} from "../src/validate.js";
+import { AJV_OPTIONS, declaredSchemas, makeValidator, precompiledCheck } from "../src/validate.js";
 import {
   GENERATED_VALIDATOR_TYPES,
   GENERATED_VALIDATORS,
@@ -62,8 +56,8 @@ test("every schema the package makes a validator of is checked by its own genera
     );
   }
   assert.deepEqual(Object.keys(GENERATED).sort(), ids.map(validatorExportName).sort());
-  assert.equal(isPrecompiled({ type: "object" }), false);
-  assert.equal(isPrecompiled({ $id: "zarr-stream:not-a-schema-of-ours" }), false);
+  assert.equal(precompiledCheck({ type: "object" }), undefined);
+  assert.equal(precompiledCheck({ $id: "zarr-stream:not-a-schema-of-ours" }), undefined);
 });
 
 test("export names: the $id's last part in camelCase; an $id without one is refused", () => {
@@ -79,12 +73,12 @@ test("export names: the $id's last part in camelCase; an $id without one is refu
 
 test("a caller's schema under a package schema's $id is its own, checked by a run-time compile", () => {
   const region = makeValidator<unknown>(regionJsonSchema, "region");
-  assert.equal(isPrecompiled(regionJsonSchema), true);
+  assert.notEqual(precompiledCheck(regionJsonSchema), undefined);
   const both = { lat: [0, 1], lon: [2, 3] };
   region(both);
   // The same $id, another schema: a region of one dim at most.
   const stricter = { ...regionJsonSchema, maxProperties: 1 };
-  assert.equal(isPrecompiled(stricter), false);
+  assert.equal(precompiledCheck(stricter), undefined);
   const check = makeValidator<unknown>(stricter, "stricter region");
   assert.deepEqual(check({ lon: [0, 1] }), { lon: [0, 1] });
   assert.throws(() => check(both), { name: "SchemaError", message: /more than 1 properties/ });
