@@ -29,7 +29,8 @@ const firstById = new Map<string, object>();
  */
 const precompiledOf = new WeakMap<object, CheckFunction>();
 
-function schemaIdOf(schema: object): string | undefined {
+/** The schema's $id when it is a string. */
+export function schemaIdOf(schema: object): string | undefined {
   const id = (schema as { $id?: unknown }).$id;
   return typeof id === "string" ? id : undefined;
 }

@@ -10,6 +10,7 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 // A CommonJS module: Node's default import is its module.exports, whose `default` is the function.
 import standalone from "ajv/dist/standalone/index.js";
 import { AJV_OPTIONS } from "./ajv-options.js";
+import { schemaIdOf } from "./validate.js";
 
 /** Where the generated module and its types live, relative to the package root. */
 export const GENERATED_VALIDATORS = "generated/validators.js";
@@ -20,8 +21,8 @@ const HEADER = [
 ];
 
 function schemaId(schema: object): string {
-  const id = (schema as { $id?: unknown }).$id;
-  if (typeof id !== "string") throw new Error("a precompiled schema needs a string $id");
+  const id = schemaIdOf(schema);
+  if (id === undefined) throw new Error("a precompiled schema needs a string $id");
   return id;
 }
 
@@ -42,7 +43,10 @@ export function validatorExportName(id: string): string {
  */
 function named(schemas: readonly object[]): { schema: object; id: string; name: string }[] {
   const out = [...schemas]
-    .map((schema) => ({ schema, id: schemaId(schema), name: validatorExportName(schemaId(schema)) }))
+    .map((schema) => {
+      const id = schemaId(schema);
+      return { schema, id, name: validatorExportName(id) };
+    })
     .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   const names = new Map<string, string>();
   for (const { id, name } of out) {
