@@ -304,13 +304,7 @@ def finish(wl, write_s, write_cpu, base_rss, write_peak, read_record, read_all, 
     cold = statistics.median(colds) if colds else None
     warm = min(timed(read_record) for _ in range(wl.get("warm_reps", 5))) * 1000
     # read_all_passes passes (contender.mjs's readAllPasses): the first, and the best.
-    all_s = []
-    for _ in range(wl.get("read_all_passes", 1)):
-        t = time.perf_counter()
-        got_all = read_all()
-        all_s.append(time.perf_counter() - t)
-        if got_all != nbytes:
-            raise SystemExit(f"read_all returned {got_all} bytes, expected {nbytes}")
+    all_s = [s for s, _ in timed_passes(read_all, nbytes, wl.get("read_all_passes", 1))]
     return {
         "write_s": write_s,
         "write_MBps": nbytes / MB / write_s,
@@ -323,6 +317,18 @@ def finish(wl, write_s, write_cpu, base_rss, write_peak, read_record, read_all, 
         "baseline_rss_MB": base_rss,
         "peak_rss_with_reads_MB": peak_rss_mb(),
     }
+
+
+def timed_passes(read_all, nbytes, passes):
+    """`passes` read-all passes, each checked to return `nbytes`: (seconds, CPU seconds of every thread) each."""
+    out = []
+    for _ in range(passes):
+        c0, t0 = cpu_s(), time.perf_counter()
+        got = read_all()
+        out.append((time.perf_counter() - t0, cpu_s() - c0))
+        if got != nbytes:
+            raise SystemExit(f"read_all returned {got} bytes, expected {nbytes}")
+    return out
 
 
 def timed(fn):
@@ -433,14 +439,8 @@ def read_all_passes(contender, wl, path, passes):
         zarr.config.set({"codec_pipeline.path": "zarrs.ZarrsCodecPipeline"})
         read_all = zarr_read_all
     nbytes = total_bytes(wl)
-    best, cpus = 0.0, []
-    for _ in range(passes):
-        c0, t0 = cpu_s(), time.perf_counter()
-        if read_all(wl, path) != nbytes:
-            raise SystemExit(f"read_all did not return {nbytes} bytes")
-        best = max(best, nbytes / MB / (time.perf_counter() - t0))
-        cpus.append(cpu_s() - c0)
-    return {"read_all_MBps": best, "cpu_s": cpus}
+    times = timed_passes(lambda: read_all(wl, path), nbytes, passes)
+    return {"read_all_MBps": nbytes / MB / min(s for s, _ in times), "cpu_s": [c for _, c in times]}
 
 
 def main():
