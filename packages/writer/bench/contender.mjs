@@ -10,7 +10,7 @@ import { codecBackend, decodeBoxes, encodeInto, maxEncodedLength, profileCodec }
 import { fileIoBackend } from "@zarr-stream/fileio";
 import { FsStore } from "@zarr-stream/store";
 import { ZarrStreamWriter } from "@zarr-stream/writer";
-import { readAll } from "./read-all.mjs";
+import { timedPasses } from "./read-all.mjs";
 import { recordBoxReader } from "./record-box.mjs";
 import { storeBytes, warmPageCache } from "./store-files.mjs";
 import { itemSize, makePool, streamSchema, totalBytes } from "./workload.mjs";
@@ -106,15 +106,9 @@ async function readBack(wl, pool, dir) {
  * not yet optimised, result pages not yet touched), read_all_best_MBps the best pass (the steady speed).
  */
 async function readAllPasses(store, wl) {
-  const speeds = [];
-  for (let i = 0; i < (wl.read_all_passes ?? 1); i++) {
-    const t = performance.now();
-    const bytes = await readAll(store, wl);
-    const s = (performance.now() - t) / 1000;
-    if (bytes !== totalBytes(wl))
-      throw new Error(`read all returned ${bytes} bytes, expected ${totalBytes(wl)}`);
-    speeds.push(bytes / MB / s);
-  }
+  const speeds = (await timedPasses(store, wl, wl.read_all_passes ?? 1)).map(
+    (p) => totalBytes(wl) / MB / p.s,
+  );
   return { read_all_MBps: speeds[0], read_all_best_MBps: Math.max(...speeds) };
 }
 

@@ -12,27 +12,18 @@ import { cpus, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import { FsStore } from "@zarr-stream/store";
 import { PYTHON } from "./harness.mjs";
-import { readAll } from "./read-all.mjs";
+import { timedPasses } from "./read-all.mjs";
 import { totalBytes } from "./workload.mjs";
 
 const PEERS = fileURLToPath(new URL("../../../python/bench_peers.py", import.meta.url));
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
 async function ours(wl, dir, passes) {
-  const store = new FsStore(dir);
-  let best = 0;
-  const cpu = [];
-  for (let i = 0; i < passes; i++) {
-    const c0 = process.cpuUsage();
-    const t = performance.now();
-    const bytes = await readAll(store, wl);
-    const s = (performance.now() - t) / 1000;
-    const c = process.cpuUsage(c0);
-    if (bytes !== totalBytes(wl)) throw new Error(`read ${bytes} bytes, expected ${totalBytes(wl)}`);
-    best = Math.max(best, bytes / 1e6 / s);
-    cpu.push((c.user + c.system) / 1e6);
-  }
-  return { read_all_MBps: best, cpu_s: cpu };
+  const times = await timedPasses(new FsStore(dir), wl, passes);
+  return {
+    read_all_MBps: totalBytes(wl) / 1e6 / Math.min(...times.map((p) => p.s)),
+    cpu_s: times.map((p) => p.cpu),
+  };
 }
 
 function turn(side, wlFile, dir, passes) {

@@ -9,6 +9,7 @@
 // pass costs about 7 ms of page faults that theirs do not pay after the first box.
 import { readArrayLayout, readArrayRegion } from "@zarr-stream/reader";
 import { allocTypedUnfilled } from "@zarr-stream/shard";
+import { totalBytes } from "./workload.mjs";
 
 /** Result buffers by dtype, kept across passes (grown when a workload needs more). */
 const outs = new Map();
@@ -40,4 +41,23 @@ export async function readAll(store, wl) {
     }
   }
   return bytes;
+}
+
+/**
+ * `passes` read-all passes over `store`, each checked to return the workload's bytes: per pass its
+ * seconds and the CPU seconds of every thread (as bench_peers.py's timed_passes gives the peers').
+ */
+export async function timedPasses(store, wl, passes) {
+  const out = [];
+  for (let i = 0; i < passes; i++) {
+    const c0 = process.cpuUsage();
+    const t = performance.now();
+    const bytes = await readAll(store, wl);
+    const s = (performance.now() - t) / 1000;
+    const c = process.cpuUsage(c0);
+    if (bytes !== totalBytes(wl))
+      throw new Error(`read all returned ${bytes} bytes, expected ${totalBytes(wl)}`);
+    out.push({ s, cpu: (c.user + c.system) / 1e6 });
+  }
+  return out;
 }
