@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import stat
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -35,7 +36,7 @@ def stamp_of(path: Path) -> Stamp | None:
         st = os.lstat(path)
     except FileNotFoundError:
         return None
-    if not (st.st_mode & 0o170000 == 0o100000):
+    if not stat.S_ISREG(st.st_mode):
         return None
     return (st.st_ino, st.st_size, st.st_mtime_ns)
 
