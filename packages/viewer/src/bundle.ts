@@ -110,11 +110,8 @@ export async function buildViewerBundle(force = false): Promise<string> {
   await mkdir(BUNDLE_DIR, { recursive: true });
   // Stage then rename, so a concurrent server never serves half a bundle; the chunks first, so the
   // viewer.js that names them never lands before them.
-  const files = [...(result.outputFiles ?? [])].sort(
-    (a, b) =>
-      Number(a.path === BUNDLE || a.path === `${BUNDLE}.map`) -
-      Number(b.path === BUNDLE || b.path === `${BUNDLE}.map`),
-  );
+  const entryLast = (f: { path: string }) => Number(f.path === BUNDLE || f.path === `${BUNDLE}.map`);
+  const files = [...(result.outputFiles ?? [])].sort((a, b) => entryLast(a) - entryLast(b));
   for (const f of files) {
     const tmp = `${f.path}.${process.pid}.tmp`;
     await writeFile(tmp, f.contents);
