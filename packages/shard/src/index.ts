@@ -35,6 +35,8 @@ export {
   decodeShard,
   encodeShard,
   encodeShardChunks,
+  encodeShardChunksKnown,
+  type KnownFrames,
   parseShardIndex,
   type ReusableBuffer,
   type ShardIndex,

@@ -214,32 +214,126 @@ export async function encodeShardChunks(
   chunks: readonly TypedArray[],
   output?: ReusableBuffer,
 ): Promise<Uint8Array> {
-  validateLayout(layout);
-  checkShardIndex(layout, shardIndex, "encodeShardChunks");
-  const inner = innerChunks(layout, shardIndex);
-  if (!Array.isArray(chunks) || chunks.length !== inner.length) {
-    throw new SchemaError(
-      `encodeShardChunks: a shard of chunk grid [${chunksPerShard(layout)}] takes ${inner.length} chunks, got ${Array.isArray(chunks) ? chunks.length : typeof chunks}`,
-      "/chunks",
-      "encodeShardChunks",
-    );
-  }
-  const size = product(layout.chunkShape);
-  chunks.forEach((c, i) => {
-    if (!matchesDType(c, layout.dtype) || c.length !== size) {
-      throw new SchemaError(
-        `encodeShardChunks: chunk ${i} must be a ${layout.dtype} typed array of ${size} elements (chunk [${layout.chunkShape}]), got ${c?.constructor?.name}(${c?.length})`,
-        `/chunks/${i}`,
-        "encodeShardChunks",
-      );
-    }
-  });
+  const inner = checkedChunks(layout, shardIndex, chunks, "encodeShardChunks");
   return assembleShard(
     layout,
     inner,
     inner.map((c, i) => (c.valid.some((v) => v === 0) ? undefined : chunks[i])),
     output,
   );
+}
+
+/**
+ * What a writer keeps of one shard between writes of it, per inner chunk: its encoded frame; null when the
+ * shard leaves the chunk out (wholly past the array's shape, or its in-shape part all zero); undefined when
+ * not known (never encoded, or changed since: whoever changes a chunk sets its entry back to undefined).
+ * `shape` is the array shape the entries were made for: at another shape a chunk's in-shape part differs,
+ * so a write at another shape starts the entries over.
+ */
+export interface KnownFrames {
+  shape: readonly number[] | undefined;
+  frames: (Uint8Array | null | undefined)[];
+}
+
+/**
+ * encodeShardChunks that encodes only the chunks `known` has no entry for and records them there: a shard
+ * written again after a few of its chunks changed (a time shard committed record by record) costs the
+ * encoding of those chunks and a copy of the others' frames, where encoding it whole made a time shard of
+ * n records committed one at a time cost n(n+1)/2 records' encoding. Same bytes as encodeShardChunks.
+ */
+export async function encodeShardChunksKnown(
+  layout: ArrayLayout,
+  shardIndex: number[],
+  chunks: readonly TypedArray[],
+  known: KnownFrames,
+  output?: ReusableBuffer,
+): Promise<Uint8Array> {
+  const inner = checkedChunks(layout, shardIndex, chunks, "encodeShardChunksKnown");
+  const shape = known.shape;
+  if (
+    shape === undefined ||
+    shape.some((n, d) => n !== layout.shape[d]) ||
+    known.frames.length !== inner.length
+  ) {
+    known.shape = [...layout.shape];
+    known.frames = new Array(inner.length).fill(undefined);
+  }
+  const { frames } = known;
+  const bodies = inner.map((c, i) => {
+    if (frames[i] !== undefined) return undefined;
+    const chunk = chunks[i]!;
+    if (c.valid.some((v) => v === 0) || validPartIsZero(layout, chunk, c.valid)) {
+      frames[i] = null;
+      return undefined;
+    }
+    return bytesOf(chunk);
+  });
+  let knownBytes = 0;
+  for (const f of frames) if (f) knownBytes += f.length;
+  let bound = 0;
+  for (const b of bodies) if (b !== undefined) bound += maxEncodedLength(layout.codec, b.length);
+  const indexLen = shardIndexByteLength(layout);
+  const out = output?.take(indexLen + knownBytes + bound) ?? new Uint8Array(indexLen + knownBytes + bound);
+  if (bound > 0) {
+    // The new frames are encoded after room for the index and the known frames, and copied out (they are
+    // kept) before the shard is laid out over them.
+    const sizes = new Uint32Array(bodies.length);
+    const from = indexLen + knownBytes;
+    const kept = out.slice(from, await encodeInto(layout.codec, bodies, out, from, sizes));
+    let at = 0;
+    bodies.forEach((b, i) => {
+      if (b === undefined) return;
+      frames[i] = kept.subarray(at, at + sizes[i]!);
+      at += sizes[i]!;
+    });
+  }
+  const sizes = new Uint32Array(frames.length);
+  const atStart = layout.indexLocation === "start";
+  let pos = atStart ? indexLen : 0;
+  frames.forEach((f, i) => {
+    if (!f) return;
+    out.set(f, pos);
+    pos += f.length;
+    sizes[i] = f.length;
+  });
+  await writeIndex(
+    layout,
+    out,
+    frames.map((f) => !f),
+    sizes,
+  );
+  const total = atStart ? pos : pos + indexLen;
+  return output === undefined ? out.slice(0, total) : out.subarray(0, total);
+}
+
+/** The inner chunks of shard `shardIndex`, after checking that `chunks` holds one array of each. */
+function checkedChunks(
+  layout: ArrayLayout,
+  shardIndex: number[],
+  chunks: readonly TypedArray[],
+  what: string,
+): InnerChunk[] {
+  validateLayout(layout);
+  checkShardIndex(layout, shardIndex, what);
+  const inner = innerChunks(layout, shardIndex);
+  if (!Array.isArray(chunks) || chunks.length !== inner.length) {
+    throw new SchemaError(
+      `${what}: a shard of chunk grid [${chunksPerShard(layout)}] takes ${inner.length} chunks, got ${Array.isArray(chunks) ? chunks.length : typeof chunks}`,
+      "/chunks",
+      what,
+    );
+  }
+  const size = product(layout.chunkShape);
+  chunks.forEach((c, i) => {
+    if (!matchesDType(c, layout.dtype) || c.length !== size) {
+      throw new SchemaError(
+        `${what}: chunk ${i} must be a ${layout.dtype} typed array of ${size} elements (chunk [${layout.chunkShape}]), got ${c?.constructor?.name}(${c?.length})`,
+        `/chunks/${i}`,
+        what,
+      );
+    }
+  });
+  return inner;
 }
 
 /**
@@ -263,25 +357,41 @@ async function assembleShard(
   const atStart = layout.indexLocation === "start";
   const sizes = new Uint32Array(bodies.length);
   const bodiesEnd = await encodeInto(layout.codec, bodies, out, atStart ? indexLen : 0, sizes);
+  await writeIndex(
+    layout,
+    out,
+    bodies.map((b) => b === undefined),
+    sizes,
+  );
+  const total = bodiesEnd + (atStart ? 0 : indexLen);
+  // Without a caller's buffer, return a right-sized copy rather than a view pinning the whole bound.
+  return output === undefined ? out.slice(0, total) : out.subarray(0, total);
+}
+
+/**
+ * Writes the index and its CRC into `out`, whose bodies lie back to back in chunk order (chunk i takes
+ * sizes[i] bytes, none where missing[i]) after the index ("start") or from byte 0 with the index after them.
+ */
+async function writeIndex(layout: ArrayLayout, out: Uint8Array, missing: boolean[], sizes: Uint32Array) {
+  const indexLen = shardIndexByteLength(layout);
+  const atStart = layout.indexLocation === "start";
+  let pos = atStart ? indexLen : 0;
+  let bodiesEnd = pos;
+  for (let i = 0; i < sizes.length; i++) if (!missing[i]) bodiesEnd += sizes[i]!;
   const indexAt = atStart ? 0 : bodiesEnd;
   const view = new DataView(out.buffer, out.byteOffset + indexAt, indexLen);
-  let pos = atStart ? indexLen : 0;
-  const n = bodies.length;
+  const n = sizes.length;
   for (let i = 0; i < n; i++) {
-    const nbytes = sizes[i]!;
-    if (bodies[i] === undefined) {
+    if (missing[i]) {
       view.setBigUint64(16 * i, MISSING, true);
       view.setBigUint64(16 * i + 8, MISSING, true);
       continue;
     }
     view.setBigUint64(16 * i, BigInt(pos), true);
-    view.setBigUint64(16 * i + 8, BigInt(nbytes), true);
-    pos += nbytes;
+    view.setBigUint64(16 * i + 8, BigInt(sizes[i]!), true);
+    pos += sizes[i]!;
   }
   view.setUint32(16 * n, await crc32c(out.subarray(indexAt, indexAt + 16 * n)), true);
-  const total = bodiesEnd + (atStart ? 0 : indexLen);
-  // Without a caller's buffer, return a right-sized copy rather than a view pinning the whole bound.
-  return output === undefined ? out.slice(0, total) : out.subarray(0, total);
 }
 
 /** Read-only zeros per dtype, grown on demand, so zeroing a missing chunk's box allocates nothing. */

@@ -8,6 +8,8 @@ import {
   copyStrided,
   encodeShard,
   encodeShardChunks,
+  encodeShardChunksKnown,
+  type KnownFrames,
   parseShardIndex,
   shardIndexByteLength,
 } from "../src/index.js";
@@ -177,6 +179,90 @@ test("encodeShardChunks leaves out exactly the chunks whose in-shape part is zer
           Array.from(index.nbytes, (n) => n >= 0),
           want,
         );
+      },
+    ),
+    { numRuns: 60 },
+  );
+});
+
+test("encodeShardChunksKnown writes encodeShardChunks's bytes through any sequence of chunk changes and shapes", async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(
+        fc.record({
+          chunk: fc.integer({ min: 1, max: 3 }),
+          per: fc.integer({ min: 1, max: 3 }),
+          cut: fc.nat(5),
+        }),
+        { minLength: 1, maxLength: 3 },
+      ),
+      fc.constantFrom("diagnostic", "wasm"),
+      fc.constantFrom("start", "end"),
+      fc.array(
+        fc.record({
+          // Chunks changed (by position in the grid, modulo its size) and what they get; or a new shape.
+          changed: fc.array(fc.nat(40), { maxLength: 4 }),
+          zero: fc.boolean(),
+          seed: fc.integer({ min: 1, max: 2 ** 30 }),
+          grow: fc.boolean(),
+          withOutput: fc.boolean(),
+        }),
+        { minLength: 1, maxLength: 6 },
+      ),
+      async (dims, profile, indexLocation, steps) => {
+        const chunkShape = dims.map((d) => d.chunk);
+        const shardShape = dims.map((d) => d.chunk * d.per);
+        const shape = shardShape.map((s, i) => Math.max(1, s - dims[i]!.cut));
+        const grid = shardShape.map((s, d) => s / chunkShape[d]!);
+        const size = product(chunkShape);
+        const chunks = Array.from({ length: product(grid) }, (_, i) => {
+          const c = new Float32Array(randomBytes(4 * size, i + 1).buffer);
+          // Whole float values only: random bits include NaNs, whose bytes survive but blur the check.
+          return c.map((_, k) => ((i * 31 + k) % 13) - 6);
+        });
+        const known: KnownFrames = { shape: undefined, frames: [] };
+        let output: Uint8Array | undefined;
+        const reusable = {
+          take: (n: number) => {
+            if (output === undefined || output.length < n) output = new Uint8Array(n);
+            return output;
+          },
+        };
+        for (const step of steps) {
+          if (step.grow) shape[0] = Math.min(shardShape[0]!, shape[0]! + 1);
+          const before = [...known.frames];
+          for (const at of step.changed) {
+            const i = at % chunks.length;
+            const fresh = new Float32Array(randomBytes(4 * size, step.seed + i).buffer).map(
+              (b) => (b % 9) - 4,
+            );
+            chunks[i] = step.zero ? new Float32Array(size) : fresh;
+            known.frames[i] = undefined;
+          }
+          const layout = layoutOf({
+            shape: [...shape],
+            shardShape,
+            chunkShape,
+            dtype: "float32",
+            codec: profileCodec(profile, "float32"),
+            indexLocation,
+          });
+          const idx = shape.map(() => 0);
+          const want = await encodeShardChunks(layout, idx, chunks);
+          const got = await encodeShardChunksKnown(
+            layout,
+            idx,
+            chunks,
+            known,
+            step.withOutput ? reusable : undefined,
+          );
+          assert.deepEqual(Uint8Array.from(got), want);
+          // A chunk unchanged at an unchanged shape keeps its frame: nothing encodes it again.
+          if (!step.grow)
+            before.forEach((f, i) => {
+              if (f && !step.changed.some((at) => at % chunks.length === i)) assert.equal(known.frames[i], f);
+            });
+        }
       },
     ),
     { numRuns: 60 },

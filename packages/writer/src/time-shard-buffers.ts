@@ -6,7 +6,9 @@ import {
   copyStrided,
   decodeShard,
   encodeShardChunks,
+  encodeShardChunksKnown,
   itemSize,
+  type KnownFrames,
   shardKey,
 } from "@zarr-stream/shard";
 import type { TypedArray } from "@zarr-stream/spec";
@@ -53,6 +55,14 @@ interface ShardBuffer {
   dirty: boolean;
   /** Reused from an earlier time shard: positions not put since still hold its values (see zeroStale). */
   stale: boolean;
+  /**
+   * The chunks' frames from this time shard's earlier writes, once it has been written while partial:
+   * a later write encodes only the chunks changed since (see encodeShardChunksKnown). Every change to a
+   * chunk clears its entry.
+   */
+  known: KnownFrames | undefined;
+  /** Counts changes to the chunks: a write that saw a change land meanwhile leaves the buffer dirty. */
+  changes: number;
 }
 
 interface OpenTimeShard {
@@ -83,7 +93,7 @@ function shardBuffer(
   slots: ChunkSlot[],
   stale: boolean,
 ): ShardBuffer {
-  return { plan, idx, data, chunks, chunkBytes, slots, dirty: false, stale };
+  return { plan, idx, data, chunks, chunkBytes, slots, dirty: false, stale, known: undefined, changes: 0 };
 }
 
 /** The chunk slots of one owned shard: every inner chunk with an in-shape part, and its box in a record. */
@@ -135,6 +145,8 @@ export class TimeShardBuffers {
   private readonly spare = new Map<string, ShardBuffer>();
   /** Encoded-shard buffers, one per shard encode in flight, reused so encoding allocates nothing. */
   private readonly outputs: Uint8Array[] = [];
+  /** Record copies not yet settled: a write waits for them, so it never encodes a half-copied record. */
+  private readonly copying = new Set<Promise<unknown>>();
 
   constructor(
     private readonly objects: ShardObjects,
@@ -246,6 +258,8 @@ export class TimeShardBuffers {
           }
           copyStrided(whole, shardShape, origin, chunk, chunkShape, zeros, chunkShape);
         });
+        b.known = undefined;
+        b.changes++;
       }),
     );
   }
@@ -274,11 +288,14 @@ export class TimeShardBuffers {
     const { timeAxis } = b.plan;
     const chunkT = timeAxis < 0 ? 1 : b.plan.layout.chunkShape[timeAxis]!;
     const { boxes, dsts } = job;
+    const frames = b.known?.frames;
+    b.changes++;
     for (const slot of b.slots) {
       if (timeAxis >= 0) {
         if (pos < slot.timeOrigin || pos >= slot.timeOrigin + chunkT) continue;
         slot.dstStart[timeAxis] = pos - slot.timeOrigin;
       }
+      if (frames !== undefined) frames[slot.chunk] = undefined;
       boxes.push(dsts.length);
       for (let d = 0; d < slot.srcStart.length; d++) boxes.push(slot.srcStart[d]!);
       for (let d = 0; d < slot.dstStart.length; d++) boxes.push(slot.dstStart[d]!);
@@ -291,6 +308,8 @@ export class TimeShardBuffers {
     if (!b.stale) return;
     bytesOf(b.data).fill(0);
     b.stale = false;
+    b.known = undefined;
+    b.changes++;
   }
 
   /** Resets the positions of a reused buffer that this time shard never wrote, before it is encoded. */
@@ -305,8 +324,11 @@ export class TimeShardBuffers {
     const count = chunkShape.map((n, d) => (d === b.plan.timeAxis ? 1 : n));
     const zeros = allocTyped(b.plan.dtype, product(count));
     const from = count.map(() => 0);
+    const frames = b.known?.frames;
+    b.changes++;
     for (const slot of this.slotsAt(b, pos)) {
       copyStrided(zeros, count, from, b.chunks[slot.chunk]!, chunkShape, slot.dstStart, count);
+      if (frames !== undefined) frames[slot.chunk] = undefined;
     }
   }
 
@@ -331,7 +353,7 @@ export class TimeShardBuffers {
       b.dirty = true;
     }
     shard.filled.add(pos);
-    await Promise.all(
+    const copies = Promise.all(
       [...byArray].map(([plan, job]) =>
         copyBoxes(
           bytesOf(arrays.get(plan.name)!),
@@ -343,6 +365,16 @@ export class TimeShardBuffers {
         ),
       ),
     );
+    const settled = copies.then(
+      () => {},
+      () => {},
+    );
+    this.copying.add(settled);
+    try {
+      await copies;
+    } finally {
+      this.copying.delete(settled);
+    }
   }
 
   /**
@@ -350,34 +382,48 @@ export class TimeShardBuffers {
    * With `drop`, the written time shards' buffers are released (append mode, once a time shard is full).
    */
   async write(tsis: number[], drop: boolean): Promise<string[]> {
-    const dirty: { b: ShardBuffer; tsi: number }[] = [];
+    // A record put but not yet copied (a writeRecord not awaited before a flush) is copied first.
+    if (this.copying.size > 0) await Promise.all(this.copying);
+    const dirty: { b: ShardBuffer; tsi: number; partial: boolean }[] = [];
     for (const tsi of tsis) {
       const shard = this.open.get(tsi);
       for (const b of shard?.buffers ?? []) {
         if (!b.dirty) continue;
         this.zeroStale(b, shard!.filled);
-        dirty.push({ b, tsi });
+        dirty.push({ b, tsi, partial: shard!.filled.size < this.shardT });
       }
     }
     const keys: string[] = [];
     // One lease check per batch: a handle another process of this writer has taken over writes nothing.
     if (dirty.length > 0) await this.objects.assertLease();
     await runLimited(
-      dirty.map(({ b, tsi }) => async () => {
+      dirty.map(({ b, tsi, partial }) => async () => {
         const key = shardKey(b.plan.name, b.idx);
         let out = this.outputs.pop();
         const take = (n: number) => {
-          if (out === undefined || out.length < n) out = new Uint8Array(n);
+          // Doubling: a time shard written as it fills asks for a little more each time.
+          if (out === undefined || out.length < n) out = new Uint8Array(Math.max(n, 2 * (out?.length ?? 0)));
           return out;
         };
+        const changes = b.changes;
         try {
-          const bytes = await encodeShardChunks(this.layoutAt(b.plan, tsi), b.idx, b.chunks, { take });
+          const layout = this.layoutAt(b.plan, tsi);
+          // A time shard written while partial is written again as it fills: its frames are kept, so the
+          // next write encodes only the records put since.
+          if (partial) b.known ??= { shape: undefined, frames: [] };
+          const bytes =
+            b.known === undefined
+              ? await encodeShardChunks(layout, b.idx, b.chunks, { take })
+              : await encodeShardChunksKnown(layout, b.idx, b.chunks, b.known, { take });
           await this.objects.putData(key, bytes);
         } finally {
           // Stores keep no reference to what they were given once put settles (Store.put).
           if (out !== undefined) this.outputs.push(out);
         }
-        b.dirty = false;
+        // A record put into this buffer while it was encoded may be half in what was written: the buffer
+        // stays dirty, and its kept frames, which may hold that half, are dropped.
+        if (b.changes === changes) b.dirty = false;
+        else b.known = undefined;
         keys.push(key);
       }),
     );
