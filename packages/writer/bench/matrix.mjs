@@ -58,10 +58,13 @@ export function baseCell() {
   };
 }
 
-/** A cell from the base with `over` applied; the time shard is the commit cadence and the read stays in range. */
+/**
+ * A cell from the base with `over` applied; the time shard is the commit cadence unless `over` sets one,
+ * and the read stays in range.
+ */
 function cell(name, factor, over, base = baseCell()) {
   const wl = { ...base, ...over };
-  wl.commit_every = wl.shard[0];
+  wl.commit_every = over.commit_every ?? wl.shard[0];
   wl.read_region = [
     [0, Math.min(wl.lat, wl.shard[1])],
     [0, Math.min(wl.lon, wl.shard[2])],
@@ -97,6 +100,13 @@ export function matrixCells() {
     cell("time shard 1", "time shard", { shard: [1, 256, 512] }),
     // 32 records in a time shard: the grid shrinks to keep the cell's bytes.
     cell("time shard 32", "time shard", { records: 32, lat: 256, shard: [32, 256, 512] }),
+    // A commit after every record of those time shards: each commit rewrites the time shard's shards.
+    cell("time shard 32 committed per record", "commits", {
+      records: 32,
+      lat: 256,
+      shard: [32, 256, 512],
+      commit_every: 1,
+    }),
     cell("writers 4", "writers", { writers: 4 }),
     // The issue's checkpoint workload: Blosc zstd 7, edge shards and partial edge chunks on 721 x 1441.
     cell("issue checkpoint 721x1441", "issue", {
