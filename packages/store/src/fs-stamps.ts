@@ -1,4 +1,15 @@
-import { type BigIntStats, linkSync, lstatSync, statSync, unlinkSync, utimesSync } from "node:fs";
+import {
+  type BigIntStats,
+  close,
+  constants,
+  linkSync,
+  lstatSync,
+  openSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  utimesSync,
+} from "node:fs";
 import { type ConfinedDir, refused } from "./fs-confine.js";
 import { errorCode, fsError, isAbsent } from "./fs-errors.js";
 
@@ -66,4 +77,30 @@ export function linkUnlessPresent(temp: string, target: string, key: string): bo
     // a staging name left behind is invisible to every key and list
   }
   return true;
+}
+
+/** Replaced objects at least this large are freed off this thread (see renameOver). */
+const FREE_ELSEWHERE_MIN = 1n << 20n;
+
+/**
+ * renameSync(temp, target), where `current` is the target's stats (undefined when absent). Replacing a file
+ * frees the old one's blocks and cached pages inside the rename, about 0.2 ms per MB on ext4, and this
+ * rename runs on the JS thread under the key's lock: a time shard rewritten at every commit spent 9 ms a
+ * commit there. Holding the old file open across the rename moves that work to its close, which runs on
+ * the thread pool.
+ */
+export function renameOver(temp: string, target: string, current: BigIntStats | undefined): void {
+  let old: number | undefined;
+  if (current !== undefined && current.size >= FREE_ELSEWHERE_MIN) {
+    try {
+      old = openSync(target, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    } catch {
+      // Not openable (gone meanwhile, no permission): the rename frees it here instead.
+    }
+  }
+  try {
+    renameSync(temp, target);
+  } finally {
+    if (old !== undefined) close(old, () => {});
+  }
 }

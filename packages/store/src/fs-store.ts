@@ -1,4 +1,4 @@
-import { type BigIntStats, constants, lstatSync, renameSync, statSync } from "node:fs";
+import { type BigIntStats, constants, lstatSync, statSync } from "node:fs";
 import { type FileHandle, link, rename, unlink } from "node:fs/promises";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -19,7 +19,7 @@ import { errorCode, fsError, fullOr, isAbsent } from "./fs-errors.js";
 import { withKeyLock } from "./fs-key-lock.js";
 import { listKeys } from "./fs-list.js";
 import { exists, replace, stage, stageFrom, stagingPlace, unlinkQuietly } from "./fs-staging.js";
-import { fileStamp, laterThan, linkUnlessPresent, statNow } from "./fs-stamps.js";
+import { fileStamp, laterThan, linkUnlessPresent, renameOver, statNow } from "./fs-stamps.js";
 import type { PinnedObject, ReadCost, Store } from "./store.js";
 
 const ABSENT = Symbol("absent");
@@ -236,7 +236,7 @@ export class FsStore implements Store {
                 const current = statNow(dir, name, key, "putIfVersion");
                 if ((current === undefined ? null : fileStamp(current)) !== expected) return false;
                 if (current !== undefined) staged = laterThan(temp, staged, current.mtimeNs);
-                renameSync(temp, target);
+                renameOver(temp, target, current);
                 return true;
               });
         if (!swapped) return undefined;

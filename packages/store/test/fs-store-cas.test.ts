@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { readdirSync, utimesSync, writeFileSync } from "node:fs";
+import { readdirSync, readlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, it } from "node:test";
@@ -85,5 +85,36 @@ describe("FsStore.putIfVersion across processes", () => {
     }
     assert.equal(await s.putIfVersion("m", bytes(9), v), undefined);
     assert.equal(await s.putIfVersion("m", bytes(9), next), undefined);
+  });
+});
+
+/** This process's descriptors that name a file under `root` (a deleted one's name ends in " (deleted)"). */
+function openUnder(root: string): string[] {
+  const out: string[] = [];
+  for (const fd of readdirSync("/proc/self/fd")) {
+    try {
+      const target = readlinkSync(`/proc/self/fd/${fd}`);
+      if (target.startsWith(root)) out.push(target);
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return out;
+}
+
+describe("FsStore.putIfVersion replacing large objects", { skip: process.platform !== "linux" }, () => {
+  it("swaps every version in and leaves no descriptor of a replaced one open", async () => {
+    const root = roots.fresh();
+    const s = new FsStore(root);
+    const big = (i: number) => new Uint8Array(2 << 20).map((_, k) => (k * 31 + i) & 255);
+    let v = (await s.putIfVersion("shard", big(0), null))!;
+    for (let i = 1; i <= 6; i++) {
+      v = (await s.putIfVersion("shard", big(i), v))!;
+      assert.ok(v, `version ${i} swapped in`);
+      assert.deepEqual(await s.get("shard"), big(i));
+    }
+    // The replaced files are closed off this thread: wait for the pool to get to them.
+    for (let i = 0; i < 200 && openUnder(root).length > 0; i++) await sleep(10);
+    assert.deepEqual(openUnder(root), []);
   });
 });
