@@ -41,27 +41,34 @@ function splitChunks(data: TypedArray, shardShape: number[], chunkShape: number[
   return out;
 }
 
+/**
+ * A shard's geometry from random dims: per dim its inner chunk's extent, chunks per shard, and how far the
+ * array ends short of the shard, so edge chunks are partial or wholly outside on some dims.
+ */
+const shardGeometry = (maxChunk: number, maxCut: number) =>
+  fc
+    .array(
+      fc.record({
+        chunk: fc.integer({ min: 1, max: maxChunk }),
+        per: fc.integer({ min: 1, max: 3 }),
+        cut: fc.nat(maxCut),
+      }),
+      { minLength: 1, maxLength: 3 },
+    )
+    .map((dims) => {
+      const chunkShape = dims.map((d) => d.chunk);
+      const shardShape = dims.map((d) => d.chunk * d.per);
+      const shape = shardShape.map((s, i) => Math.max(1, s - dims[i]!.cut));
+      return { chunkShape, shardShape, shape };
+    });
+
 test("encodeShardChunks writes the same bytes as encodeShard of the assembled shard (edges, zero chunks)", async () => {
   await fc.assert(
     fc.asyncProperty(
-      fc.array(
-        fc.record({
-          chunk: fc.integer({ min: 1, max: 3 }),
-          per: fc.integer({ min: 1, max: 3 }),
-          cut: fc.nat(5),
-        }),
-        {
-          minLength: 1,
-          maxLength: 3,
-        },
-      ),
+      shardGeometry(3, 5),
       fc.integer({ min: 1, max: 2 ** 30 }),
       fc.boolean(),
-      async (dims, seed, zeroFirst) => {
-        const chunkShape = dims.map((d) => d.chunk);
-        const shardShape = dims.map((d) => d.chunk * d.per);
-        // The array ends inside its first shard on some dims, so edge chunks are partial or wholly outside.
-        const shape = shardShape.map((s, i) => Math.max(1, s - dims[i]!.cut));
+      async ({ chunkShape, shardShape, shape }, seed, zeroFirst) => {
         const layout = layoutOf({
           shape,
           shardShape,
@@ -112,19 +119,9 @@ test("encodeShardChunks refuses a wrong chunk count, dtype or length with a Sche
 test("encodeShardChunks leaves out exactly the chunks whose in-shape part is zero, whatever their padding holds", async () => {
   await fc.assert(
     fc.asyncProperty(
-      fc.array(
-        fc.record({
-          chunk: fc.integer({ min: 1, max: 4 }),
-          per: fc.integer({ min: 1, max: 3 }),
-          cut: fc.nat(7),
-        }),
-        { minLength: 1, maxLength: 3 },
-      ),
+      shardGeometry(4, 7),
       fc.integer({ min: 1, max: 2 ** 30 }),
-      async (dims, seed) => {
-        const chunkShape = dims.map((d) => d.chunk);
-        const shardShape = dims.map((d) => d.chunk * d.per);
-        const shape = shardShape.map((s, i) => Math.max(1, s - dims[i]!.cut));
+      async ({ chunkShape, shardShape, shape }, seed) => {
         const layout = layoutOf({
           shape,
           shardShape,
@@ -188,14 +185,7 @@ test("encodeShardChunks leaves out exactly the chunks whose in-shape part is zer
 test("encodeShardChunksKnown writes encodeShardChunks's bytes through any sequence of chunk changes and shapes", async () => {
   await fc.assert(
     fc.asyncProperty(
-      fc.array(
-        fc.record({
-          chunk: fc.integer({ min: 1, max: 3 }),
-          per: fc.integer({ min: 1, max: 3 }),
-          cut: fc.nat(5),
-        }),
-        { minLength: 1, maxLength: 3 },
-      ),
+      shardGeometry(3, 5),
       fc.constantFrom("diagnostic", "wasm"),
       fc.constantFrom("start", "end"),
       fc.array(
@@ -209,10 +199,9 @@ test("encodeShardChunksKnown writes encodeShardChunks's bytes through any sequen
         }),
         { minLength: 1, maxLength: 6 },
       ),
-      async (dims, profile, indexLocation, steps) => {
-        const chunkShape = dims.map((d) => d.chunk);
-        const shardShape = dims.map((d) => d.chunk * d.per);
-        const shape = shardShape.map((s, i) => Math.max(1, s - dims[i]!.cut));
+      async ({ chunkShape, shardShape, shape: start }, profile, indexLocation, steps) => {
+        // Grown in place by the steps: a copy, not fast-check's value.
+        const shape = [...start];
         const grid = shardShape.map((s, d) => s / chunkShape[d]!);
         const size = product(chunkShape);
         const chunks = Array.from({ length: product(grid) }, (_, i) => {

@@ -27,27 +27,46 @@ const shapes = fc.constantFrom(
   { chunk_shape: { time: 2, lat: 1, lon: 3 }, shard_shape: { time: 4, lat: 2, lon: 6 } },
 );
 
+/**
+ * Writes `schema` into two fresh stores through `writeAll` (its records; close follows): once flushing
+ * after the k-th write where `flushAfter(k)`, once only at close. Both must hold the same shard objects,
+ * byte for byte, and commit the same records.
+ */
+async function assertFlushesChangeNothing(
+  schema: StreamSchema,
+  flushAfter: (k: number) => boolean,
+  writeAll: (w: ZarrStreamWriter, flushAfter: (k: number) => boolean) => Promise<void>,
+): Promise<void> {
+  const write = async (flushes: (k: number) => boolean) => {
+    const store = new MemoryStore();
+    const w = await ZarrStreamWriter.create(store, schema, { kind: "single" });
+    await writeAll(w, flushes);
+    await w.close();
+    return store;
+  };
+  const often = await write(flushAfter);
+  const once = await write(() => false);
+  assert.deepEqual(await shardObjects(often), await shardObjects(once));
+  assert.equal(await committedDump(often), await committedDump(once));
+}
+
 test("§5.4 a time shard flushed as it fills writes the bytes of one flushed once (append)", async () => {
   await fc.assert(
     fc.asyncProperty(
       shapes,
       fc.array(fc.boolean(), { minLength: 1, maxLength: 11 }),
       async (shape, flushes) => {
-        const schema: StreamSchema = gridSchema(shape);
-        const write = async (flushAfter: (r: number) => boolean) => {
-          const store = new MemoryStore();
-          const w = await ZarrStreamWriter.create(store, schema, { kind: "single" });
-          for (let r = 0; r < flushes.length; r++) {
-            await w.writeRecord(10 * r, recordArrays(schema, r, {}));
-            if (flushAfter(r)) await w.flush();
-          }
-          await w.close();
-          return store;
-        };
-        const often = await write((r) => flushes[r]!);
-        const once = await write(() => false);
-        assert.deepEqual(await shardObjects(often), await shardObjects(once));
-        assert.equal(await committedDump(often), await committedDump(once));
+        const schema = gridSchema(shape);
+        await assertFlushesChangeNothing(
+          schema,
+          (r) => flushes[r]!,
+          async (w, flushAfter) => {
+            for (let r = 0; r < flushes.length; r++) {
+              await w.writeRecord(10 * r, recordArrays(schema, r, {}));
+              if (flushAfter(r)) await w.flush();
+            }
+          },
+        );
       },
     ),
     { numRuns: 40 },
@@ -62,22 +81,18 @@ test("§6.2 indexed records put in any order and flushed as they come write the 
       fc.shuffledSubarray([0, 1, 2, 3, 4, 5, 6, 7], { minLength: 1 }),
       fc.array(fc.boolean(), { minLength: 8, maxLength: 8 }),
       async (shape, order, flushes) => {
-        const schema: StreamSchema = gridSchema({ ...shape, time_mode: { indexed: { times } } });
-        const write = async (flushAfter: (k: number) => boolean) => {
-          const store = new MemoryStore();
-          const w = await ZarrStreamWriter.create(store, schema, { kind: "single" });
-          for (let k = 0; k < order.length; k++) {
-            const i = order[k]!;
-            await w.writeRecordAt(i, times[i]!, recordArrays(schema, i, {}));
-            if (flushAfter(k)) await w.flush();
-          }
-          await w.close();
-          return store;
-        };
-        const often = await write((k) => flushes[k]!);
-        const once = await write(() => false);
-        assert.deepEqual(await shardObjects(often), await shardObjects(once));
-        assert.equal(await committedDump(often), await committedDump(once));
+        const schema = gridSchema({ ...shape, time_mode: { indexed: { times } } });
+        await assertFlushesChangeNothing(
+          schema,
+          (k) => flushes[k]!,
+          async (w, flushAfter) => {
+            for (let k = 0; k < order.length; k++) {
+              const i = order[k]!;
+              await w.writeRecordAt(i, times[i]!, recordArrays(schema, i, {}));
+              if (flushAfter(k)) await w.flush();
+            }
+          },
+        );
       },
     ),
     { numRuns: 40 },
