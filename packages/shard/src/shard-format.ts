@@ -238,8 +238,10 @@ export interface KnownFrames {
 /**
  * encodeShardChunks that encodes only the chunks `known` has no entry for and records them there: a shard
  * written again after a few of its chunks changed (a time shard committed record by record) costs the
- * encoding of those chunks and a copy of the others' frames, where encoding it whole made a time shard of
- * n records committed one at a time cost n(n+1)/2 records' encoding. Same bytes as encodeShardChunks.
+ * encoding of those chunks and a copy of the others' frames, where encoding it whole would cost a time
+ * shard of n records committed one at a time n(n+1)/2 records' encoding. Same bytes as encodeShardChunks.
+ * The frames in `known` are trusted as this layout's encodings of those chunks: it is the caller's own
+ * record of what it wrote, never read from a store.
  */
 export async function encodeShardChunksKnown(
   layout: ArrayLayout,
@@ -249,6 +251,18 @@ export async function encodeShardChunksKnown(
   output?: ReusableBuffer,
 ): Promise<Uint8Array> {
   const inner = checkedChunks(layout, shardIndex, chunks, "encodeShardChunksKnown");
+  if (
+    typeof known !== "object" ||
+    known === null ||
+    !Array.isArray(known.frames) ||
+    known.frames.some((f) => !(f === undefined || f === null || f instanceof Uint8Array))
+  ) {
+    throw new SchemaError(
+      "encodeShardChunksKnown: known must be { shape, frames } with each frame a Uint8Array, null or undefined",
+      "/known",
+      "encodeShardChunksKnown",
+    );
+  }
   const shape = known.shape;
   if (
     shape === undefined ||

@@ -257,3 +257,20 @@ test("encodeShardChunksKnown writes encodeShardChunks's bytes through any sequen
     { numRuns: 60 },
   );
 });
+
+test("encodeShardChunksKnown refuses a malformed record of frames with a SchemaError at /known", async () => {
+  const layout = layoutOf({
+    shape: [4, 4],
+    shardShape: [4, 4],
+    chunkShape: [2, 2],
+    dtype: "float32",
+    codec: profileCodec("diagnostic", "float32"),
+  });
+  const chunks = Array.from({ length: 4 }, () => new Float32Array(4).fill(1));
+  for (const known of [null, { shape: undefined }, { shape: undefined, frames: [new Float32Array(2)] }]) {
+    await assert.rejects(
+      encodeShardChunksKnown(layout, [0, 0], chunks, known as unknown as KnownFrames),
+      (e: unknown) => e instanceof SchemaError && e.pointer === "/known",
+    );
+  }
+});

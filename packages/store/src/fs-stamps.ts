@@ -85,9 +85,9 @@ const FREE_ELSEWHERE_MIN = 1n << 20n;
 /**
  * renameSync(temp, target), where `current` is the target's stats (undefined when absent). Replacing a file
  * frees the old one's blocks and cached pages inside the rename, about 0.2 ms per MB on ext4, and this
- * rename runs on the JS thread under the key's lock: a time shard rewritten at every commit spent 9 ms a
- * commit there. Holding the old file open across the rename moves that work to its close, which runs on
- * the thread pool.
+ * rename runs on the JS thread under the key's lock, where a time shard rewritten at every commit would
+ * spend up to 9 ms a commit. Holding the old file open across the rename moves that work to its close,
+ * which runs on the thread pool.
  */
 export function renameOver(temp: string, target: string, current: BigIntStats | undefined): void {
   let old: number | undefined;
