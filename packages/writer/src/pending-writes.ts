@@ -46,13 +46,20 @@ export class PendingWrites {
     return this.records.size > 0 || this.statics.size > 0 || this.#blobs.size > 0;
   }
 
-  token(id: TokenIdentity): CommitToken {
+  /**
+   * The token of everything pending, or, with `records`, of those records only (with every static, blob and
+   * object): a flush names the records whose data its writes include, taken before they start.
+   */
+  token(id: TokenIdentity, records?: ReadonlySet<number>): CommitToken {
     return {
       schema: COMMIT_TOKEN_SCHEMA,
       writer: id.writer,
       region: canonicalRegion(id.region),
       fingerprint: id.fingerprint,
-      records: [...this.records].sort((a, b) => a[0] - b[0]).map(([index, t]) => ({ index, t })),
+      records: [...this.records]
+        .filter(([index]) => records === undefined || records.has(index))
+        .sort((a, b) => a[0] - b[0])
+        .map(([index, t]) => ({ index, t })),
       statics: [...this.statics].sort(),
       blobs: [...this.#blobs.values()].sort(compareTokenBlobs),
       objects: [...this.objects].sort(),

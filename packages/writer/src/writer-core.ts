@@ -194,12 +194,16 @@ export class WriterCore {
     if (this.closed) throw new ProtocolError("the writer is closed");
   }
 
-  pendingToken(): CommitToken {
-    return this.pending.token({
-      writer: this.writerId,
-      region: this.namedRegion,
-      fingerprint: this.fingerprint,
-    });
+  /** The pending token, of `records` only when given (see PendingWrites.token). */
+  pendingToken(records?: ReadonlySet<number>): CommitToken {
+    return this.pending.token(
+      {
+        writer: this.writerId,
+        region: this.namedRegion,
+        fingerprint: this.fingerprint,
+      },
+      records,
+    );
   }
 
   /** The caller's own schema (join/resume option), validated. */

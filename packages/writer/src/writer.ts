@@ -186,8 +186,11 @@ export class ZarrStreamWriter {
     const s = this.#s;
     s.assertOpen();
     await s.duties.settle();
+    // The records pending now are in what writeDirty writes (it waits for their copies); one written while
+    // it runs may be encoded before its copy lands, so it waits for the next token.
+    const written = new Set(s.pending.records.keys());
     await s.time.writeDirty();
-    const token = s.pendingToken();
+    const token = s.pendingToken(written);
     await s.receipts.record(token);
     await s.duties.handOff(token);
     s.objects.dropChecksums(token.objects);

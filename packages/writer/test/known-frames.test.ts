@@ -5,6 +5,7 @@ import { MemoryStore } from "@zarr-stream/store";
 import fc from "fast-check";
 import { ZarrStreamWriter } from "../src/index.js";
 import { committedDump, gridSchema, recordArrays } from "./helpers.js";
+import { writeGate } from "./write-gate.js";
 
 // A time shard flushed before it is full keeps its chunks' frames, and later writes of it encode only
 // the chunks changed since (encodeShardChunksKnown). These check that what it writes is what a writer
@@ -99,10 +100,10 @@ test("§6.2 indexed records put in any order and flushed as they come write the 
   );
 });
 
-test("§5.4 a flush issued while records are still being copied in writes them whole", async () => {
-  // Records of 16 MB: their copies into the time shard's buffers are still running when the flush starts.
+/** Records of 16 MB: their copies and encodes take long enough for calls made meanwhile to land in them. */
+function bigRecordSchema(): StreamSchema {
   const lat = 1024;
-  const schema: StreamSchema = gridSchema({
+  return gridSchema({
     dims: [
       ["time", 0],
       ["lat", lat],
@@ -113,6 +114,10 @@ test("§5.4 a flush issued while records are still being copied in writes them w
     chunk_shape: { time: 1, lat: 256, lon: 512 },
     shard_shape: { time: 4, lat: 1024, lon: 2048 },
   });
+}
+
+test("§5.4 a flush issued while records are still being copied in writes them whole", async () => {
+  const schema = bigRecordSchema();
   const write = async (together: boolean) => {
     const store = new MemoryStore();
     const w = await ZarrStreamWriter.create(store, schema, { kind: "single" });
@@ -133,4 +138,30 @@ test("§5.4 a flush issued while records are still being copied in writes them w
     return dump;
   };
   assert.equal(await write(true), await write(false));
+});
+
+test("§5.2 a record put while its time shard's write is on the wire is in the next token and write", async () => {
+  const schema = bigRecordSchema();
+  const write = async (overlap: boolean) => {
+    const gate = writeGate(new MemoryStore(), (key) => key.startsWith("temperature/c/"));
+    const w = await ZarrStreamWriter.create(gate.store, schema, { kind: "single" });
+    await w.writeRecord(0, recordArrays(schema, 0, {}));
+    if (overlap) {
+      // The flush's shard write is held at the store; record 1 lands in the buffers it was encoded from.
+      gate.hold();
+      const flushed = w.flush();
+      await gate.reached;
+      await w.writeRecord(10, recordArrays(schema, 1, {}));
+      gate.release();
+      await flushed;
+    } else await w.flush();
+    // What that flush committed holds exactly what was written: record 1 waits for the next one.
+    const first = await committedDump(gate.store);
+    if (!overlap) await w.writeRecord(10, recordArrays(schema, 1, {}));
+    await w.flush();
+    const second = await committedDump(gate.store);
+    await w.close();
+    return [first, second];
+  };
+  assert.deepEqual(await write(true), await write(false));
 });
