@@ -181,7 +181,11 @@ export class ZarrStreamWriter {
     s.pending.objects.add(objectKey);
   }
 
-  /** Seed §5.1 flush: PUT every dirty shard of the region and return the token. Single: also commits. */
+  /**
+   * Seed §5.1 flush: PUT every dirty shard of the region and return the token. Single: also commits. The
+   * token carries the records written before flush was called; one written while it runs goes into the
+   * next token.
+   */
   async flush(): Promise<CommitToken> {
     const s = this.#s;
     s.assertOpen();
