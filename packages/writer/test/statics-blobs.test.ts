@@ -10,6 +10,7 @@ import {
 } from "@zarr-stream/spec";
 import { ZarrStreamWriter } from "../src/index.js";
 import { gridSchema, newStore, ownerAndContributor, recordArrays, staticArray } from "./helpers.js";
+import { writeGate } from "./write-gate.js";
 
 const withStatics = () =>
   gridSchema(
@@ -47,6 +48,29 @@ describe("§7 statics and blobs", () => {
     assert.deepEqual(
       Array.from(mask.data as Uint8Array),
       Array.from(staticArray(schema, "mask", { lon: [3, 6] }) as Uint8Array),
+    );
+  });
+
+  it("§5.2 a flush while a static is half written commits it with the next token, whole", async () => {
+    const schema = withStatics();
+    const inner = newStore();
+    // The static's second shard is held at the store while the flush runs.
+    const gate = writeGate(inner, (key) => key === "area/c/0/1");
+    const w = await ZarrStreamWriter.create(gate.store, schema, { kind: "single" });
+    const area = staticArray(schema, "area", {});
+    gate.hold();
+    const writing = w.writeStatic("area", area);
+    await gate.reached;
+    const first = await w.flush();
+    assert.deepEqual(first.statics, [], "the static is not in the token of a flush that overtook it");
+    await assert.rejects(readStatic(inner, "area"), NotCommitted);
+    gate.release();
+    await writing;
+    assert.deepEqual((await w.flush()).statics, ["area"]);
+    await w.close();
+    assert.deepEqual(
+      Array.from((await readStatic(inner, "area")).data as Float32Array),
+      Array.from(area as Float32Array),
     );
   });
 
