@@ -89,14 +89,18 @@ test("encodeShardChunks writes the same bytes as encodeShard of the assembled sh
   );
 });
 
-test("encodeShardChunks refuses a wrong chunk count, dtype or length with a SchemaError naming the chunk", async () => {
-  const layout = layoutOf({
+/** A 4 x 4 float32 array in one shard of four 2 x 2 chunks. */
+const fourChunks = () =>
+  layoutOf({
     shape: [4, 4],
     shardShape: [4, 4],
     chunkShape: [2, 2],
     dtype: "float32",
     codec: profileCodec("diagnostic", "float32"),
   });
+
+test("encodeShardChunks refuses a wrong chunk count, dtype or length with a SchemaError naming the chunk", async () => {
+  const layout = fourChunks();
   const ok = () => Array.from({ length: 4 }, () => new Float32Array(4));
   await assert.rejects(
     encodeShardChunks(layout, [0, 0], ok().slice(1)),
@@ -259,13 +263,7 @@ test("encodeShardChunksKnown writes encodeShardChunks's bytes through any sequen
 });
 
 test("encodeShardChunksKnown refuses a malformed record of frames with a SchemaError at /known", async () => {
-  const layout = layoutOf({
-    shape: [4, 4],
-    shardShape: [4, 4],
-    chunkShape: [2, 2],
-    dtype: "float32",
-    codec: profileCodec("diagnostic", "float32"),
-  });
+  const layout = fourChunks();
   const chunks = Array.from({ length: 4 }, () => new Float32Array(4).fill(1));
   for (const known of [null, { shape: undefined }, { shape: undefined, frames: [new Float32Array(2)] }]) {
     await assert.rejects(

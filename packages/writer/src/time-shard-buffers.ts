@@ -258,8 +258,7 @@ export class TimeShardBuffers {
           }
           copyStrided(whole, shardShape, origin, chunk, chunkShape, zeros, chunkShape);
         });
-        b.known = undefined;
-        b.changes++;
+        this.allChanged(b);
       }),
     );
   }
@@ -308,6 +307,11 @@ export class TimeShardBuffers {
     if (!b.stale) return;
     bytesOf(b.data).fill(0);
     b.stale = false;
+    this.allChanged(b);
+  }
+
+  /** Every chunk of `b` changed: no kept frame holds, and a write in flight leaves it dirty. */
+  private allChanged(b: ShardBuffer): void {
     b.known = undefined;
     b.changes++;
   }
@@ -365,15 +369,11 @@ export class TimeShardBuffers {
         ),
       ),
     );
-    const settled = copies.then(
-      () => {},
-      () => {},
-    );
-    this.copying.add(settled);
+    this.copying.add(copies);
     try {
       await copies;
     } finally {
-      this.copying.delete(settled);
+      this.copying.delete(copies);
     }
   }
 
@@ -383,7 +383,7 @@ export class TimeShardBuffers {
    */
   async write(tsis: number[], drop: boolean): Promise<string[]> {
     // A record put but not yet copied (a writeRecord not awaited before a flush) is copied first.
-    if (this.copying.size > 0) await Promise.all(this.copying);
+    if (this.copying.size > 0) await Promise.allSettled(this.copying);
     const dirty: { b: ShardBuffer; tsi: number; partial: boolean }[] = [];
     for (const tsi of tsis) {
       const shard = this.open.get(tsi);
