@@ -107,6 +107,14 @@ def zarr_codecs(wl, v):
     return BloscCodec(cname="zstd", clevel=7 if p == "checkpoint" else 5, shuffle="shuffle", typesize=itemsize)
 
 
+def zarr_append_commits(wl, arrays, pool):
+    """Writes every record through zarr-python `arrays` (one per variable), one append per commit: append
+    grows the shape (zarr.json) and writes the shard objects. Shared by the local and the S3 contenders."""
+    for _, m, blocks in commit_blocks(wl, pool):
+        for k, arr in enumerate(arrays):
+            arr.append(blocks[k][:m], axis=0)
+
+
 def run_zarr(wl, path, zarrs):
     import zarr
 
@@ -132,10 +140,7 @@ def run_zarr(wl, path, zarrs):
                 dimension_names=("time", "lat", "lon"),
             )
         )
-    for _, m, blocks in time_shard_blocks(wl, pool):
-        # One time shard per write: append grows the shape (zarr.json) and writes the shard objects.
-        for k, arr in enumerate(arrays):
-            arr.append(blocks[k][:m], axis=0)
+    zarr_append_commits(wl, arrays, pool)
     write_s = time.perf_counter() - t0
     write_cpu = cpu_s() - cpu0
     write_peak = peak_rss_mb()
@@ -216,26 +221,32 @@ def ts_spec(wl, v, path, create):
     return spec
 
 
-def time_shard_blocks(wl, pool):
-    """Yields each time shard's records as (r0, m, blocks): blocks[k][:m] holds variable k's records r0 ..
-    r0 + m from the pool, in buffers reused from one time shard to the next."""
+def commit_blocks(wl, pool):
+    """Yields each commit's records as (r0, m, blocks): blocks[k][:m] holds variable k's records r0 .. r0 + m
+    from the pool, in buffers reused from one commit to the next. A commit ends every commit_every records
+    and at the end of each time shard, as our contender's flushes do (contender.mjs), so a workload that
+    commits inside a time shard has every contender rewrite that shard at each commit."""
     lat, lon, st, n = wl["lat"], wl["lon"], wl["shard"][0], wl["records"]
+    every = wl.get("commit_every", st)
     blocks = [np.empty((st, lat, lon), dtype=dtype_of(v)) for v in wl["vars"]]
-    for r0 in range(0, n, st):
-        m = min(st, n - r0)
+    r0 = 0
+    while r0 < n:
+        end = min(n, (r0 // st + 1) * st, (r0 // every + 1) * every)
+        m = end - r0
         for k, blk in enumerate(blocks):
             for p in range(m):
                 blk[p] = pool[k][(r0 + p) % wl["pool"]]
         yield r0, m, blocks
+        r0 = end
 
 
 def ts_write_shards(wl, arrays, pool):
-    """Writes every record through TensorStore `arrays` (one per variable), a time shard at a time: the
-    arrays grown, then one transaction per time shard, committed before the next one starts (the commit
-    cadence). Shared by the local and the S3 contenders."""
+    """Writes every record through TensorStore `arrays` (one per variable), a commit at a time: the arrays
+    grown, then one transaction per commit, committed before the next one starts. Shared by the local and
+    the S3 contenders."""
     import tensorstore as ts
 
-    for r0, m, blocks in time_shard_blocks(wl, pool):
+    for r0, m, blocks in commit_blocks(wl, pool):
         arrays = [a.resize(exclusive_max=[r0 + m, None, None], expand_only=True).result() for a in arrays]
         txn = ts.Transaction()
         futures = [a.with_transaction(txn)[r0 : r0 + m].write(blocks[k][:m]) for k, a in enumerate(arrays)]

@@ -140,9 +140,7 @@ def run_zarr(wl, endpoint, bucket, zarrs):
                 dimension_names=("time", "lat", "lon"),
             )
         )
-    for _, m, blocks in bp.time_shard_blocks(wl, pool):
-        for k, arr in enumerate(arrays):
-            arr.append(blocks[k][:m], axis=0)
+    bp.zarr_append_commits(wl, arrays, pool)
     write_s = time.perf_counter() - t0
     write_cpu = bp.cpu_s() - cpu0
 
