@@ -384,20 +384,20 @@ export class TimeShardBuffers {
   async write(tsis: number[], drop: boolean): Promise<string[]> {
     // A record put but not yet copied (a writeRecord not awaited before a flush) is copied first.
     if (this.copying.size > 0) await Promise.allSettled(this.copying);
-    const dirty: { b: ShardBuffer; tsi: number; partial: boolean }[] = [];
+    const dirty: { b: ShardBuffer; tsi: number; filled: Set<number> }[] = [];
     for (const tsi of tsis) {
       const shard = this.open.get(tsi);
       for (const b of shard?.buffers ?? []) {
         if (!b.dirty) continue;
         this.zeroStale(b, shard!.filled);
-        dirty.push({ b, tsi, partial: shard!.filled.size < this.shardT });
+        dirty.push({ b, tsi, filled: shard!.filled });
       }
     }
     const keys: string[] = [];
     // One lease check per batch: a handle another process of this writer has taken over writes nothing.
     if (dirty.length > 0) await this.objects.assertLease();
     await runLimited(
-      dirty.map(({ b, tsi, partial }) => async () => {
+      dirty.map(({ b, tsi, filled }) => async () => {
         const key = shardKey(b.plan.name, b.idx);
         let out = this.outputs.pop();
         const take = (n: number) => {
@@ -410,7 +410,7 @@ export class TimeShardBuffers {
           const layout = this.layoutAt(b.plan, tsi);
           // A time shard written while partial is written again as it fills: its frames are kept, so the
           // next write encodes only the records put since.
-          if (partial) b.known ??= { shape: undefined, frames: [] };
+          if (filled.size < this.shardT) this.keepFrames(b, layout, filled);
           const bytes =
             b.known === undefined
               ? await encodeShardChunks(layout, b.idx, b.chunks, { take })
@@ -437,6 +437,32 @@ export class TimeShardBuffers {
     this.open.delete(tsi);
     this.release(shard);
     this.objects.forget(shard.buffers.map((b) => shardKey(b.plan.name, b.idx)));
+  }
+
+  /**
+   * Starts or goes on keeping `b`'s frames for a write while its time shard is partial, each chunk that
+   * holds no filled position known to be left out: those positions hold fill (a fresh buffer, zeroStale,
+   * a reload's reset), so encoding would only scan them to find zeros. Not reading them also leaves their
+   * pages untouched until a record lands there: a page read first maps the kernel's zero page, and the
+   * record's copy then pays a copy-on-write fault and a TLB shootdown across cores per page (most of the
+   * record copies' time in a time shard committed record by record, measured).
+   */
+  private keepFrames(b: ShardBuffer, layout: ArrayLayout, filled: Set<number>): void {
+    const { shape } = layout;
+    let known = b.known;
+    if (known?.shape === undefined || known.shape.some((n, d) => n !== shape[d])) {
+      known = { shape: [...shape], frames: new Array(b.chunks.length).fill(undefined) };
+      b.known = known;
+    }
+    const { timeAxis } = b.plan;
+    if (timeAxis < 0) return;
+    const chunkT = b.plan.layout.chunkShape[timeAxis]!;
+    for (const slot of b.slots) {
+      if (known.frames[slot.chunk] !== undefined) continue;
+      let holdsRecord = false;
+      for (let t = slot.timeOrigin; t < slot.timeOrigin + chunkT; t++) holdsRecord ||= filled.has(t);
+      if (!holdsRecord) known.frames[slot.chunk] = null;
+    }
   }
 
   /**
