@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { describe, it } from "node:test";
 import { interopPython } from "@zarr-stream/test-support/python";
 
@@ -243,6 +245,42 @@ describe("the workload matrix: ratios and worst cells", () => {
         cells.some((c: { factor: string }) => c.factor === factor),
         factor,
       );
+  });
+});
+
+describe("the Python peers' commits", { skip }, () => {
+  it("write at our contender's cadence: a commit every commit_every records and at each time shard's end", () => {
+    const python = interopPython().require();
+    const peers = fileURLToPath(new URL("../../../../python", import.meta.url));
+    const cadence = (wl: object) => {
+      const code = `import json, sys; import bench_peers as bp
+wl = json.loads(sys.argv[1]); print(json.dumps([[r0, m] for r0, m, _ in bp.commit_blocks(wl, bp.make_pool(wl))]))`;
+      const res = spawnSync(python, ["-c", code, JSON.stringify(wl)], { cwd: peers, encoding: "utf8" });
+      assert.equal(res.status, 0, res.stderr);
+      return JSON.parse(res.stdout);
+    };
+    const vars = [{ name: "a", dtype: "float32", kind: "smooth", base: 0, amp: 1 }];
+    const wl = { ...tiny, vars, records: 10, shard: [4, 24, 48], pool: 2 };
+    // Commits after records 3, 6 and 9 (every 3) and time shards ending at 4 and 8: each piece is one
+    // peer transaction (or append), as each of our flushes writes what changed since the last.
+    assert.deepEqual(cadence({ ...wl, commit_every: 3 }), [
+      [0, 3],
+      [3, 1],
+      [4, 2],
+      [6, 2],
+      [8, 1],
+      [9, 1],
+    ]);
+    assert.deepEqual(cadence({ ...wl, commit_every: 4 }), [
+      [0, 4],
+      [4, 4],
+      [8, 2],
+    ]);
+    assert.deepEqual(cadence({ ...wl, commit_every: 8 }), [
+      [0, 4],
+      [4, 4],
+      [8, 2],
+    ]);
   });
 });
 
