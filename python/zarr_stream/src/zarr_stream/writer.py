@@ -72,6 +72,11 @@ def fingerprint(m: Manifest) -> str:
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 
+def _commit_seq(m: Manifest) -> int:
+    """A manifest's commit_seq (0 before the first commit)."""
+    return int(m.get("commit_seq") or 0)
+
+
 def _memory_objects(mem: MemoryStore) -> dict[str, bytes]:
     """Every object zarr-python wrote into `mem`."""
     return {key: buf.to_bytes() for key, buf in mem._store_dict.items()}
