@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -170,3 +172,55 @@ def test_the_python_owner_refuses_a_stale_python_token(tmp_path: Path) -> None:
     assert not (url / ".zarr-stream/committing.json").exists()
     for i, g in enumerate(committed_values(url)):
         assert np.array_equal(g, values(i, 1, "B")), i
+
+
+def test_a_takeover_while_the_owner_commits_waits_for_that_commit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """fencing.md, "A takeover during a commit": the owner has checked the older handle's seal and not yet
+    written the manifest when a newer handle joins. The newer handle waits for the owner's intent to settle,
+    so it goes on from the state that commit publishes (n=2), never one commit behind."""
+    url = tmp_path / "store"
+    owner = Owner.create(url, SCHEMA, 2, REGIONS[0])
+    old = Contributor.join(url, 1, REGIONS[1])
+    for r in (0, 1):
+        old.write_record(3600.0 * r, {"temperature": values(r, 1, "A")})
+    tokens = [owner_writes(owner, range(2)), old.flush()]
+    sealed, go = threading.Event(), threading.Event()
+    apply = Owner._apply
+
+    def held(self: Owner, *args: Any) -> None:  # between the seal check and the shapes and manifest
+        sealed.set()
+        assert go.wait(30)
+        apply(self, *args)
+
+    monkeypatch.setattr(Owner, "_apply", held)
+    committing = threading.Thread(target=owner.commit, args=(tokens,))
+    committing.start()
+    assert sealed.wait(30)
+    intent = json.loads((url / ".zarr-stream/committing.json").read_bytes())
+    assert intent["commit_seq"] == 1 and intent["owner"] == owner.fences.lease_nonce
+    # Not settled within the wait: the join names the commit in flight.
+    with pytest.raises(zs.ProtocolError, match="commit_seq 1 has been in flight"):
+        Contributor.join(url, 1, REGIONS[1], commit_wait_s=0.2)
+    threading.Timer(0.3, go.set).start()
+    t0 = time.monotonic()
+    new = Contributor.join(url, 1, REGIONS[1])
+    assert time.monotonic() - t0 >= 0.25
+    committing.join(30)
+    assert zs.read_output_manifest(url)["n_records"] == 2
+    assert new.n == 2 and not (url / ".zarr-stream/committing.json").exists()
+    # It goes on from there: record 2 lands beside the committed 0..1 in time shard 0.
+    new.write_record(7200.0, {"temperature": values(2, 1, "B")})
+    owner.commit([owner_writes(owner, range(2, 3)), new.flush()])
+    assert [g.tolist() for g in committed_values(url)] == [values(0, 1, "A").tolist(), values(1, 1, "A").tolist(), values(2, 1, "B").tolist()]
+    with pytest.raises(zs.Fenced):
+        old.flush()
+
+
+def test_an_intent_written_under_another_owner_lease_does_not_hold_up_a_join(tmp_path: Path) -> None:
+    url = tmp_path / "store"
+    Owner.create(url, SCHEMA, 2, REGIONS[0])
+    stray = {"schema": "zarr-stream/commit-intent/v1", "commit_seq": 5, "owner": "a-taken-over-owner"}
+    (url / ".zarr-stream/committing.json").write_text(json.dumps(stray) + "\n")
+    t0 = time.monotonic()
+    Contributor.join(url, 1, REGIONS[1], commit_wait_s=5)
+    assert time.monotonic() - t0 < 2
