@@ -126,7 +126,8 @@ async function joinExternal(
   start: (storeRoot: string) => ExternalContributor,
 ): Promise<void> {
   // A contributor's resume is its join (seed §5.4 and §7: it reads the manifest and reloads the open time
-  // shard either way); an external writer takes no lease, so a new process joining is its resume.
+  // shard either way); an external writer's join takes its lease anew, as a resume does (or, in a binding
+  // without leases, takes none), so a new process joining is its resume.
   if (op.op === "create" || role.kind !== "contributor")
     throw new NotRunnable(
       `op ${op.op} of ${op.writer}: an external writer only joins (or resumes) as a contributor`,

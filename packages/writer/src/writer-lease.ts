@@ -97,7 +97,7 @@ function sortedJson(value: unknown): string {
 export type SealProblem = { writer: number; why: string };
 
 /**
- * A writer's lease as the store holds it: none (writers of other languages take none), or its bytes
+ * A writer's lease as the store holds it: none (a writer that takes no lease), or its bytes
  * parsed (`lease` undefined when they do not parse).
  */
 export type StoredLease = { present: false } | { present: true; lease: LeaseDoc | undefined };
@@ -109,8 +109,8 @@ export async function storedLease(store: Store, writer: number): Promise<StoredL
 
 /**
  * Whether the live handle of the token's writer, the one holding `stored`, sealed that token: flushed
- * exactly these records, statics, blobs and objects. A writer with no lease at all is a writer of another
- * language and is fenced by the manifest only.
+ * exactly these records, statics, blobs and objects. A writer with no lease at all took none (a binding
+ * without leases; the Python package's writers take them) and is fenced by the manifest only.
  */
 export function sealProblemIn(stored: StoredLease, token: CommitToken): SealProblem | undefined {
   if (!stored.present) return undefined;

@@ -195,9 +195,10 @@ SCHEMA: dict[str, Any] = {
 }
 
 
-def ts_contributor(url: str, mode: str, writer: int, committed: int) -> dict[str, Any]:
+def ts_contributor(url: str, mode: str, writer: int, committed: int, extra_blob: str | None = None) -> dict[str, Any]:
+    blob = [] if extra_blob is None else ["--blob", extra_blob]
     res = subprocess.run(
-        ["node", str(TS_STORE), "contributor", url, mode, str(writer), str(committed)],
+        ["node", str(TS_STORE), "contributor", url, mode, str(writer), str(committed), *blob],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -308,3 +309,139 @@ def test_open_datatree_has_the_dataset_at_its_root(local_backend: Backend) -> No
     ds = xr.open_dataset(url, engine="zarr_stream", drop_uncommitted=True)
     assert tree.to_dataset().identical(ds)
     assert list(tree.children) == []
+
+
+# -- a writer started twice, across languages (fencing.md, "Sealed tokens") ---------------------------------
+
+
+def _python_contributor(url: str, writer: int, committed: int, extra_blob: str | None = None) -> tuple[Contributor, dict[str, Any]]:
+    """Contributor `writer` (Python) of an append store: statics, blobs, records 0..committed-1; its token."""
+    w = Contributor.join(url, writer, REGIONS[writer])
+    for name in ("orog", "landmask"):
+        w.write_static(name, static_region(writer, name))
+    w.write_blob("static", "seed.bin", bytes([writer, 1, 2, 3]))
+    if extra_blob is not None:
+        w.write_blob("static", extra_blob, bytes([writer]))
+    for r in range(committed):
+        w.write_record(3600.0 * r, region_arrays(writer, r))
+        if r == 1:
+            w.write_blob(("record", 1), "rng", bytes([1, writer, 42]))
+    return w, w.flush()
+
+
+def ts_leases(tokens: list[dict[str, Any]], leases: list[bytes]) -> dict[str, Any]:
+    """The TypeScript writer's digests of `tokens`, and its reading of `leases` (ts_store.mjs leases)."""
+    import base64
+
+    res = subprocess.run(
+        ["node", str(TS_STORE), "leases"],
+        input=json.dumps({"tokens": tokens, "leases": [base64.b64encode(b).decode() for b in leases]}),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    out = json.loads(res.stdout)
+    out["leases"] = [dict(x, bytes=None if x["bytes"] is None else base64.b64decode(x["bytes"])) for x in out["leases"]]
+    return out
+
+
+def lease_of(url: str, writer: int) -> bytes:
+    return (Path(url) / f".zarr-stream/leases/writer-{writer}.json").read_bytes()
+
+
+def test_ts_owner_refuses_the_stale_token_of_a_python_contributor_started_twice(tmp_path: Path) -> None:
+    url = str(tmp_path / "twice")
+    owner = Owner(url, "append", 4, 2)
+    try:
+        old, stale = _python_contributor(url, 1, 2, extra_blob="old.bin")
+        new, live = _python_contributor(url, 1, 2)
+        others = [_python_contributor(url, w, 2)[1] for w in (2, 3)]
+        refused = owner.commit([stale, *others])
+        assert refused["ok"] is False, refused
+        assert refused["error"]["name"] == "CommitError" and refused["error"]["reason"] == "stale-token", refused
+        assert zs.read_output_manifest(url)["commit_seq"] == 0
+        assert not (Path(url) / ".zarr-stream/committing.json").exists()  # the TS owner withdrew its intent
+        with pytest.raises(zs.Fenced):
+            old.write_blob("static", "late.bin", b"x")
+        done = owner.commit([live, *others])
+        assert done["ok"] is True and done["n_committed"] == 2, done
+    finally:
+        owner.close()
+    ds = xr.open_dataset(url, engine="zarr_stream")
+    for r in range(2):
+        assert np.array_equal(ds.temperature.isel(time=r).values, generated("temperature", r))
+        assert np.array_equal(ds.big.isel(time=r).values, generated("big", r))
+
+
+def test_python_owner_refuses_the_stale_token_of_a_ts_contributor_started_twice(tmp_path: Path) -> None:
+    from zarr_stream.writer import Owner as PyOwner
+
+    url = str(tmp_path / "twice")
+    owner = PyOwner.create(url, dict(SCHEMA, time_mode="append"), 4, REGIONS[0])
+    stale = ts_contributor(url, "append", 1, 2, "old.bin")
+    live = ts_contributor(url, "append", 1, 2)
+    others = [ts_contributor(url, "append", w, 2) for w in (2, 3)]
+    for name in ("orog", "landmask"):
+        owner.write_static(name, static_region(0, name))
+    owner.write_blob("static", "seed.bin", bytes([0, 1, 2, 3]))
+    for r in range(2):
+        owner.write_record(3600.0 * r, {**region_arrays(0, r), "flag": generated("flag", r)})
+        if r == 1:
+            owner.write_blob(("record", 1), "rng", bytes([1, 0, 42]))
+    own = owner.flush()
+    before = (Path(url) / "output_manifest.json").read_bytes()
+    with pytest.raises(zs.CommitError) as refused:
+        owner.commit([own, stale, *others])
+    assert refused.value.reason == "stale-token" and refused.value.writers == [1]
+    assert (Path(url) / "output_manifest.json").read_bytes() == before
+    assert not (Path(url) / ".zarr-stream/committing.json").exists()
+    m = owner.commit([own, live, *others])
+    assert m["commit_seq"] == 1 and m["n_records"] == 2
+    assert not (Path(url) / ".zarr-stream/committing.json").exists()
+    ds = xr.open_dataset(url, engine="zarr_stream")
+    for r in range(2):
+        assert np.array_equal(ds.temperature.isel(time=r).values, generated("temperature", r))
+        assert np.array_equal(ds["count"].isel(time=r).values, generated("count", r))
+
+
+def test_digests_and_leases_are_the_same_bytes_in_both_languages(tmp_path: Path) -> None:
+    """A Python seal is the TypeScript digest of the token and the other way round; each language's lease
+    parses in the other and serializes back to the same bytes; a takeover in either language counts on from
+    the other's epoch."""
+    import random
+    import struct
+
+    from zarr_stream import fencing
+    from zarr_stream.writer import Owner as PyOwner
+
+    url = str(tmp_path / "leases")
+    PyOwner.create(url, dict(SCHEMA, time_mode="append"), 4, REGIONS[0])
+    _, py_token = _python_contributor(url, 1, 2)
+    py_lease = lease_of(url, 1)
+    ts_token = ts_contributor(url, "append", 1, 2, "b.bin")  # takes writer 1's lease over from Python
+    ts_lease = lease_of(url, 1)
+    # Tokens the owner may meet: t values of every magnitude, odd dim names and blob keys.
+    rng = random.Random(7)
+    ts_values = [0.0, -0.0, 0.1, 1e21, 1e-7, 123456789.125, 2.0**53 + 2, 5e-324]
+    while len(ts_values) < 300:
+        x = struct.unpack("<d", rng.getrandbits(64).to_bytes(8, "little"))[0]
+        if np.isfinite(x):
+            ts_values.append(x)
+    odd = dict(py_token, records=[{"index": i, "t": t} for i, t in enumerate(ts_values)])
+    odd["region"] = {"lat": [0, 4], "10": [0, 1], "9": [1, 2], "Z": [0, 1], "é": [0, 1], "\U0001f600": [0, 1], "\uff01": [0, 1]}
+    odd["blobs"] = [{"scope": "static", "key": 'a"b\\c\n\x01\u2028é😀'}]
+    seen = ts_leases([py_token, ts_token, odd], [py_lease, ts_lease])
+    assert seen["digests"] == [fencing.token_digest(t) for t in (py_token, ts_token, odd)]
+    py_doc, ts_doc = fencing.parse_lease(py_lease), fencing.parse_lease(ts_lease)
+    assert py_doc is not None and ts_doc is not None
+    assert py_doc["sealed"] == [fencing.token_digest(py_token)] and py_doc["epoch"] == 1
+    assert ts_doc["sealed"] == [fencing.token_digest(ts_token)] and ts_doc["epoch"] == 2
+    for (ts_reads, doc, raw) in zip(seen["leases"], (py_doc, ts_doc), (py_lease, ts_lease), strict=True):
+        assert ts_reads["doc"] == doc and ts_reads["bytes"] == raw == fencing.lease_bytes(doc)
+        assert ts_reads["next_epoch"] == doc["epoch"] + 1
+    # Python takes the lease over from TypeScript, one epoch on.
+    Contributor.join(url, 1, REGIONS[1])
+    again = fencing.parse_lease(lease_of(url, 1))
+    assert again is not None and again["epoch"] == 3 and again["sealed"] == [] and again["nonce"] != ts_doc["nonce"]

@@ -7,7 +7,11 @@
 //   node ts_store.mjs live URL RECORDS   commits one record at a time (append mode), a few ms apart
 //   node ts_store.mjs mixed-owner URL append|indexed RECORDS COMMITTED   an owner whose contributors'
 //                                        tokens arrive as JSON lines on stdin (see mixedOwner)
-//   node ts_store.mjs contributor URL append|indexed ID COMMITTED   joins, writes, prints its token
+//   node ts_store.mjs contributor URL append|indexed ID COMMITTED [--blob KEY]   joins, writes, prints its
+//                                        token (--blob: one static blob more, so two runs' tokens differ)
+//   node ts_store.mjs leases             reads {"tokens": [...], "leases": [base64...]} on stdin; prints the
+//                                        TypeScript writer's digest of each token, and of each lease its
+//                                        parse, the bytes leaseBytes makes of that, and the next epoch
 // Values are seed 000 §10's generator (fillGenerated), so a Python reader can recompute them.
 // s3:// URLs take their endpoint and credentials from the AWS_* environment variables.
 import { createInterface } from "node:readline";
@@ -186,7 +190,8 @@ async function writeV1(url, records) {
  * A TypeScript owner of a store whose contributors are another process's (one JSON line per message on
  * stdin and stdout): creates the store, writes and flushes its own region of records 0..COMMITTED-1 with
  * its statics and blobs, prints {"created": true}; then for each {"tokens": [...]} line commits
- * [own token, ...tokens] and prints {"ok": true, "commit_seq"} or {"ok": false, "error": {name, message}}.
+ * [own token, ...tokens] and prints {"ok": true, "commit_seq"} or {"ok": false, "error": {name, message,
+ * reason}} (reason: a CommitError's, e.g. "stale-token").
  */
 async function mixedOwner(url, mode, records, committed) {
   const owner = await ZarrStreamWriter.create(
@@ -212,22 +217,46 @@ async function mixedOwner(url, mode, records, committed) {
       const receipt = await owner.commit([own, ...JSON.parse(line).tokens]);
       reply({ ok: true, commit_seq: receipt.commit_seq, n_committed: receipt.n_committed });
     } catch (err) {
-      reply({ ok: false, error: { name: err.name, message: err.message } });
+      reply({ ok: false, error: { name: err.name, message: err.message, reason: err.reason } });
     }
   }
 }
 
 /** Contributor `id` of a store another process owns: its region of records 0..COMMITTED-1, statics and blobs; prints its token. */
-async function contributor(url, mode, id, committed) {
+async function contributor(url, mode, id, committed, extraBlob) {
   const w = await ZarrStreamWriter.join(openStore(url), { kind: "contributor", id }, REGIONS[id]);
   for (const s of STATICS) await w.writeStatic(s.name, staticFor(id, s));
   await w.writeBlob("static", "seed.bin", new Uint8Array([id, 1, 2, 3]));
+  if (extraBlob !== undefined) await w.writeBlob("static", extraBlob, new Uint8Array([id]));
   for (let r = 0; r < committed; r++) {
     if (mode === "indexed") await w.writeRecordAt(r, tOf(r), arraysFor(id, r));
     else await w.writeRecord(tOf(r), arraysFor(id, r));
     if (r === 1) await w.writeBlob({ record: 1 }, "rng", new Uint8Array([r, id, 42]));
   }
   process.stdout.write(`${JSON.stringify(await w.flush())}\n`);
+}
+
+/** The TypeScript writer's reading of tokens and leases (writer-lease.ts), to compare with Python's. */
+async function leases() {
+  const lease = await import(
+    new URL("../../../packages/writer/dist/src/writer-lease.js", import.meta.url).href
+  );
+  const chunks = [];
+  for await (const chunk of process.stdin) chunks.push(chunk);
+  const input = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+  const out = {
+    digests: input.tokens.map((t) => lease.tokenDigest(t)),
+    leases: input.leases.map((b64) => {
+      const bytes = Buffer.from(b64, "base64");
+      const doc = lease.parseLease(bytes);
+      return {
+        doc: doc ?? null,
+        bytes: doc === undefined ? null : Buffer.from(lease.leaseBytes(doc)).toString("base64"),
+        next_epoch: lease.newLease(doc?.writer ?? 0, bytes, null).epoch,
+      };
+    }),
+  };
+  process.stdout.write(`${JSON.stringify(out)}\n`);
 }
 
 async function live(url, records) {
@@ -251,7 +280,9 @@ if (cmd === "write" && rest[0] === "v1") await writeV1(url, Number(rest[1]));
 else if (cmd === "write") await write(url, rest[0], Number(rest[1]), flags);
 else if (cmd === "dump") process.stdout.write(`${JSON.stringify(await dumpStore(openStore(url)))}\n`);
 else if (cmd === "live") await live(url, Number(rest[0]));
-else if (cmd === "contributor") await contributor(url, rest[0], Number(rest[1]), Number(rest[2]));
+else if (cmd === "contributor")
+  await contributor(url, rest[0], Number(rest[1]), Number(rest[2]), flags["--blob"]);
+else if (cmd === "leases") await leases();
 else if (cmd === "mixed-owner") await mixedOwner(url, rest[0], Number(rest[1]), Number(rest[2]));
 else {
   console.error("usage: ts_store.mjs write|dump|live URL ...");

@@ -6,6 +6,7 @@ from __future__ import annotations
 from .errors import (
     CommitError,
     CorruptStore,
+    Fenced,
     NotCommitted,
     ObjectChanged,
     ProtocolError,
@@ -28,6 +29,7 @@ __all__ = [
     "MANIFEST_V2_PAGED",
     "CommitError",
     "CorruptStore",
+    "Fenced",
     "LocalStore",
     "NotCommitted",
     "ObjectChanged",

@@ -26,12 +26,23 @@ class NotCommitted(ZarrStreamError):
 class CommitError(ZarrStreamError):
     """A commit's tokens do not verify (seed §5.3). ``reason`` is the TypeScript CommitError's reason
     ("writers", "fingerprint", "region-dims", "alignment", "overlap", "gap", "records", "statics",
-    "concurrent-owner"), so a
-    refusal reads the same whichever language's owner made it."""
+    "concurrent-owner", "stale-token"), so a refusal reads the same whichever language's owner made it;
+    ``writers`` names the writers at fault where the reason has them (a stale token's writer)."""
 
-    def __init__(self, message: str, reason: str) -> None:
+    def __init__(self, message: str, reason: str, writers: list[int] | None = None) -> None:
         super().__init__(message)
         self.reason = reason
+        self.writers = list(writers or [])
+
+
+class Fenced(ZarrStreamError):
+    """A fenced write was refused: the object (or the writer's lease) changed since this handle last wrote
+    or read it, so another handle of the same writer id is live (a duplicate, a successor). Nothing was
+    written; the handle refuses every further call. ``key`` is the object (or lease) that told."""
+
+    def __init__(self, message: str, key: str) -> None:
+        super().__init__(message)
+        self.key = key
 
 
 class RegionNotShardAligned(ZarrStreamError):
@@ -57,6 +68,7 @@ class CorruptStore(ZarrStreamError):
 __all__ = [
     "CommitError",
     "CorruptStore",
+    "Fenced",
     "NotCommitted",
     "ObjectChanged",
     "ProtocolError",

@@ -11,6 +11,7 @@ time in ns), so a Python owner and a TypeScript one never both replace the manif
 
 from __future__ import annotations
 
+import errno
 import os
 import secrets
 import stat
@@ -125,6 +126,44 @@ def put_if_stamp(root: Path, key: str, data: bytes, expected: Stamp | None) -> S
             tmp.unlink(missing_ok=True)
     _sync_dir(path.parent)
     return (staged.st_ino, staged.st_size, staged.st_mtime_ns)
+
+
+def get_versioned(root: Path, key: str) -> tuple[bytes, Stamp] | None:
+    """The object at `key` and the stamp of exactly those bytes (one open file: a rename-replace after the
+    open does not affect it), as FsStore's getVersioned; None when absent."""
+    path = root / key
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):  # ELOOP: a link, which stamp_of skips too
+            return None
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(chunks), (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def delete_if_stamp(root: Path, key: str, expected: Stamp | None) -> bool:
+    """Removes the object at `key` only while its stamp is `expected` (None: absent, which succeeds with
+    nothing to remove), deciding under FsStore's lock file for the key; False when it is another version."""
+    path = root / key
+    if not path.parent.is_dir():
+        return expected is None
+    with _key_lock(path.parent, path.name):
+        current = stamp_of(path)
+        if current != expected:
+            return False
+        if current is not None:
+            path.unlink()
+    _sync_dir(path.parent)
+    return True
 
 
 @contextmanager

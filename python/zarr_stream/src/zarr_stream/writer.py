@@ -6,6 +6,10 @@ zarr-python encodes every shard (into an in-memory store, with an in-memory shap
 seed §5.4); this module places each encoded object atomically (stage and rename). A contributor never
 writes zarr.json or the manifest; the owner (``Owner``: create, commit, invalidate, invalidate_statics,
 close) writes both, the manifest last. What the owner lacks is listed in python-package.md, "Not done".
+
+A writer started twice (a job submitted again, a zombie that wakes up) is fenced as the TypeScript writer
+fences it (fencing.md, fencing.py): every handle takes its writer's lease, writes every object conditional on
+the version it last wrote or read, and seals each token into its lease; the owner commits only sealed tokens.
 """
 
 from __future__ import annotations
@@ -26,8 +30,17 @@ from zarr.core.metadata import ArrayV3Metadata
 from zarr.storage import MemoryStore, StorePath
 
 from .errors import CommitError, NotCommitted, ProtocolError, RegionNotShardAligned, SchemaError, StoreExists, ZarrStreamError
-from .local_writes import Stamp, put, put_if_absent, put_if_stamp
-from .manifest import MANIFEST_V2, MANIFEST_V2_PAGED, Manifest, committed_mask, read_manifest_from
+from .fencing import (
+    INTENT_KEY,
+    FencedWrites,
+    announce_commit,
+    assert_tokens_sealed,
+    token_digest,
+    wait_for_commit_in_flight,
+    withdraw_commit,
+)
+from .local_writes import Stamp, put, put_if_absent, put_if_stamp, stamp_of
+from .manifest import MANIFEST_V2, MANIFEST_V2_PAGED, Manifest, committed_indices, committed_mask, read_manifest_from
 from .readback import blob_object_key, read_box
 from .storage import LocalStore
 
@@ -59,6 +72,11 @@ def fingerprint(m: Manifest) -> str:
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 
+def _commit_seq(m: Manifest) -> int:
+    """A manifest's commit_seq (0 before the first commit)."""
+    return int(m.get("commit_seq") or 0)
+
+
 def _memory_objects(mem: MemoryStore) -> dict[str, bytes]:
     """Every object zarr-python wrote into `mem`."""
     return {key: buf.to_bytes() for key, buf in mem._store_dict.items()}
@@ -69,7 +87,9 @@ class Contributor:
 
     owner = False
 
-    def __init__(self, root: Path, m: Manifest, writer: int, region: Mapping[str, Sequence[int]]) -> None:
+    def __init__(
+        self, root: Path, m: Manifest, writer: int, region: Mapping[str, Sequence[int]], fences: FencedWrites | None = None
+    ) -> None:
         self.root = root
         self.m = m
         self.writer = writer
@@ -91,12 +111,44 @@ class Contributor:
         self.blobs: list[dict[str, Any]] = []
         self.objects: set[str] = set()
         self.closed = False
+        # Every object this handle writes, conditional on the version it last wrote or read; its lease.
+        self.fences = fences or FencedWrites(root)
+        self.fences.may_overwrite = self._may_overwrite
+        # Records of every token this handle flushed: commits of them are commits it took part in.
+        self._posted: set[int] = set()
 
     # -- join --------------------------------------------------------------------------------------------
 
     @classmethod
-    def join(cls, store: str | os.PathLike[str], writer: int, region: Mapping[str, Sequence[int]] | None = None) -> Contributor:
+    def join(
+        cls,
+        store: str | os.PathLike[str],
+        writer: int,
+        region: Mapping[str, Sequence[int]] | None = None,
+        *,
+        commit_wait_s: float = 60.0,
+    ) -> Contributor:
+        """Seed §5.1 join. Once the open is known to be valid, takes the writer's lease (fencing every older
+        handle of it), waits for a commit in flight (at most `commit_wait_s`), then reads the manifest again:
+        the view this handle goes on from is the committed state, which no late commit changes."""
         objects = LocalStore(store)
+        m = cls._joinable(objects, writer)
+        cls(objects.root, m, writer, region or {})._check_region()
+        fences = FencedWrites(objects.root)
+        fences.take_lease(writer, create=False)
+        # The owner may be between its seal check and its manifest write with the older handle's token
+        # (fencing.md, "A takeover during a commit"): its intent says so, and that commit lands first.
+        wait_for_commit_in_flight(objects.root, lambda: _commit_seq(read_manifest_from(objects)), commit_wait_s)
+        fresh = read_manifest_from(objects)
+        if fresh["schema"] != m["schema"]:
+            raise ProtocolError(f"{objects.url}: the manifest changed from {m['schema']} to {fresh['schema']} while joining")
+        c = cls(objects.root, fresh, writer, region or {}, fences)
+        if not c.indexed and c.n % c.st:
+            c._reload(c.n // c.st)
+        return c
+
+    @staticmethod
+    def _joinable(objects: LocalStore, writer: int) -> Manifest:
         try:
             m = read_manifest_from(objects)
         except ZarrStreamError as exc:
@@ -107,11 +159,7 @@ class Contributor:
             raise FingerprintMismatch(f"the manifest's fingerprint {m['fingerprint']} is not its schema's {fingerprint(m)}")
         if not isinstance(writer, int) or not (1 <= writer < m["n_writers"]):
             raise ProtocolError(f"contributor id {writer!r} must be in 1..{m['n_writers'] - 1}")
-        c = cls(objects.root, m, writer, region or {})
-        c._check_region()
-        if not c.indexed and c.n % c.st:
-            c._reload(c.n // c.st)
-        return c
+        return m
 
     def _check_region(self) -> None:
         for d, (start, stop) in self.region.items():
@@ -135,9 +183,22 @@ class Contributor:
         for v in self._written(self.m["vars"]):
             ti = v["dims"].index(self.time_dim)
             sel = [(t0, t1) if d == self.time_dim else self._box(d) for d in v["dims"]]
+            # Stamped before the read: the next write of each shard is conditional on what was read.
+            for key in self._shard_keys(v, sel):
+                self.fences.note_read(key, stamp_of(self.root / key))
             block = read_box(objects, v["name"], sel)
             for i in wanted:
                 rows.setdefault(i - t0, {})[v["name"]] = np.take(block, i - t0, axis=ti)
+        # Checked after the read: a handle fenced meanwhile never goes on from what its successor wrote.
+        self.fences.assert_lease()
+
+    def _may_overwrite(self, key: str) -> bool:
+        """Asked before this lease holder replaces an object another write changed (rule 3 of fencing.md):
+        yes while every record the store has committed is one this handle's view holds as committed or one
+        it flushed, so the object cannot be committed data it has not seen (``ContributorView.sawEveryCommit``)."""
+        fresh = committed_indices(read_manifest_from(LocalStore(self.root)))
+        seen = {i for i, c in enumerate(self.committed) if c} | self._posted
+        return all(i in seen for i in fresh)
 
     # -- what this writer supplies and writes ---------------------------------------------------------------
 
@@ -178,6 +239,7 @@ class Contributor:
     def _open(self) -> None:
         if self.closed:
             raise ProtocolError("the writer is closed")
+        self.fences.assert_unfenced()
 
     # -- records -------------------------------------------------------------------------------------------
 
@@ -239,6 +301,7 @@ class Contributor:
         if a.dtype != np.dtype(s["dtype"]) or a.size != math.prod(shape):
             raise SchemaError(f"static {name}: expected {s['dtype']} of shape {shape}, got {a.dtype} {a.shape}")
         if s in self._written(self.m["statics"]):
+            self.fences.assert_lease()
             self._encode(s, [self._box(d) for d in s["dims"]], a.reshape(shape), None)
         self.statics = sorted({*self.statics, name})
 
@@ -247,7 +310,8 @@ class Contributor:
         self._open()
         object_key = blob_object_key(scope, self.writer, key)
         record = None if scope == "static" else int(object_key.split("/")[2])
-        put(self.root, object_key, bytes(data))
+        self.fences.assert_lease()
+        self.fences.put(object_key, bytes(data))
         entry: dict[str, Any] = {"scope": "static", "key": key} if record is None else {"scope": "record", "record": record, "key": key}
         self.blobs = [b for b in self.blobs if b != entry] + [entry]
         self.objects.add(object_key)
@@ -267,9 +331,9 @@ class Contributor:
         for key in self._shard_keys(v, sel):
             data = written.get(key)
             if data is None:  # an all-fill shard is erased (seed §5.2)
-                (self.root / key).unlink(missing_ok=True)
+                self.fences.delete(key)
             else:
-                put(self.root, key, data)
+                self.fences.put(key, data)
             self.objects.add(key)
 
     def _shard_keys(self, v: dict[str, Any], sel: list[tuple[int, int]]) -> list[str]:
@@ -293,15 +357,11 @@ class Contributor:
     def flush(self) -> dict[str, Any]:
         """Writes every dirty time shard of the region whole; the token of what was written since the last."""
         self._open()
+        if self.dirty:  # one stat: a handle whose lease was taken writes nothing more
+            self.fences.assert_lease()
         for shard in sorted(self.dirty):
             for v in self._written(self.m["vars"]):
                 self._write_time_shard(v, shard)
-        if not self.indexed:  # a full append time shard is never rewritten
-            self.rows = {s: r for s, r in self.rows.items() if s == self.n // self.st}
-        for r in self.records:
-            if self.indexed:
-                self.committed[r["index"]] = True  # in this writer's view: tokened (seed §6.2)
-        self.statics_done |= set(self.statics)
         token = {
             "schema": TOKEN_SCHEMA,
             "writer": self.writer,
@@ -312,9 +372,24 @@ class Contributor:
             "blobs": sorted(self.blobs, key=lambda b: (b["scope"], b.get("record", -1), b["key"])),
             "objects": sorted(self.objects),
         }
+        # Sealed before anything is handed off: a failure leaves the writes pending for the next flush.
+        self._seal(token)
+        if not self.indexed:  # a full append time shard is never rewritten
+            self.rows = {s: r for s, r in self.rows.items() if s == self.n // self.st}
+        for r in self.records:
+            self._posted.add(r["index"])
+            if self.indexed:
+                self.committed[r["index"]] = True  # in this writer's view: tokened (seed §6.2)
+        self.statics_done |= set(self.statics)
         self.dirty.clear()
         self.records, self.statics, self.blobs, self.objects = [], [], [], set()
         return token
+
+    def _seal(self, token: dict[str, Any]) -> None:
+        """Seals the token into this writer's lease (fencing.md, "Sealed tokens"): the owner commits a
+        contributor's token only when its writer's lease lists it, and a handle whose lease was taken is
+        Fenced here, before its token leaves."""
+        self.fences.seal_token(token_digest(token))
 
     def close(self) -> None:
         """Errors while anything written is not in a token (deliver the token first)."""
@@ -377,7 +452,12 @@ class Owner(Contributor):
     wins) and writes the manifest only where none is. Every later manifest write is a compare-and-swap on
     the version this owner wrote last, under FsStore's lock (local_writes.py): if another owner replaced
     it meanwhile, the write is refused, nothing changes, and this owner is fenced (CommitError
-    "concurrent-owner"), as the TypeScript owner is. Unlike it, this owner takes no lease (fencing.md)."""
+    "concurrent-owner"), as the TypeScript owner is.
+
+    Create takes writer 0's lease create-only, as the TypeScript create does, and the owner checks it before
+    each commit's writes. A commit verifies that every contributor token is sealed by the live handle of its
+    writer (CommitError "stale-token"), announcing the commit first (fencing.md, "A takeover during a
+    commit"). The owner does not resume, so it never takes a lease over."""
 
     owner = True
 
@@ -393,6 +473,13 @@ class Owner(Contributor):
         super()._open()
         if self.fenced is not None:
             raise CommitError(self.fenced, "concurrent-owner")
+
+    def _may_overwrite(self, key: str) -> bool:
+        """The owner replaces an object another write changed while nobody committed since its last commit."""
+        return stamp_of(self.root / "output_manifest.json") == self._manifest_stamp
+
+    def _seal(self, token: dict[str, Any]) -> None:
+        """Writer 0's token is the owner's own: it is not sealed (the TypeScript owner's neither)."""
 
     @classmethod
     def create(cls, store: str | os.PathLike[str], schema: Mapping[str, Any], n_writers: int, region: Mapping[str, Sequence[int]] | None = None) -> Owner:
@@ -453,10 +540,12 @@ class Owner(Contributor):
         o = cls(root, m, region or {})
         o._check_region()  # seed §4: a misaligned region is refused before any byte is written
         root.mkdir(parents=True, exist_ok=True)
+        # The lease is the referee, as in the TypeScript create: of creators racing on one store, in either
+        # language, exactly one creates writer 0's lease; the others write nothing else.
+        if not o.fences.take_lease(0, create=True):
+            raise StoreExists(f"{root} already holds a store (writer 0's lease is there)")
         group = json.dumps({"zarr_format": 3, "node_type": "group", "attributes": dict(schema.get("attrs", {}))}, indent=2).encode()
-        # The claim: of Python creators racing on one store, exactly one creates its group. The TypeScript
-        # writer refuses a store whose group it finds; one that looked just before this link can still race
-        # it (its referee is its lease, which this owner does not take).
+        # A group made by a writer that takes no lease (an older one) is not replaced either.
         if put_if_absent(root, "zarr.json", group) is None:
             raise StoreExists(f"{root} already holds a store")
         for name, doc in docs.items():
@@ -492,6 +581,7 @@ class Owner(Contributor):
 
     def _write_manifest(self) -> None:
         """The commit point: the manifest, compare-and-swap on the version this owner wrote last."""
+        self.fences.assert_lease()
         stamp = put_if_stamp(self.root, "output_manifest.json", self._manifest_bytes(), self._manifest_stamp)
         if stamp is None:
             # Another owner replaced it: this one's view is stale (and its in-memory manifest already holds
@@ -559,7 +649,35 @@ class Owner(Contributor):
                 raise CommitError(f"partitioned static {name} is missing from writers {sorted(set(ws) - set(holders))}", "statics")
             if not self._partitioned(s) and holders != [0]:
                 raise CommitError(f"replicated static {name} is supplied by writers {holders}, not the owner alone", "statics")
-        # Verified: shapes (append), then the manifest, last.
+        # Verified but for the seals: announced, the seals checked, then shapes (append), the manifest last.
+        nonce, commit_seq = self.fences.lease_nonce, m["commit_seq"] + 1
+        announced = nonce is not None and any(w != 0 for w in by)
+        if announced:
+            announce_commit(self.root, commit_seq, nonce)  # type: ignore[arg-type]
+        try:
+            assert_tokens_sealed(self.root, by.values(), 0)
+            self.fences.assert_lease()
+            self._apply(m, by, recs0, indices, named)
+        except ZarrStreamError:
+            # Nothing of this commit lands: no contributor need wait for it. (A refusal is what the caller
+            # must hear; an intent left behind only delays a contributor's join until the next commit.)
+            if announced:
+                try:
+                    withdraw_commit(self.root, commit_seq, nonce)  # type: ignore[arg-type]
+                except OSError:
+                    pass
+            raise
+        if announced:  # landed: a store at rest carries no intent (best effort; a leftover is settled anyway)
+            try:
+                (self.root / INTENT_KEY).unlink(missing_ok=True)
+            except OSError:
+                pass
+        return m
+
+    def _apply(
+        self, m: Manifest, by: Mapping[int, Mapping[str, Any]], recs0: list[tuple[int, float]], indices: list[int], named: set[str]
+    ) -> None:
+        """A verified commit: shapes (append), then the manifest, last."""
         if indices and not self.indexed:
             count = indices[-1] + 1
             for name in [self.time_dim, *(v["name"] for v in m["vars"])]:
@@ -589,8 +707,6 @@ class Owner(Contributor):
         m["commit_seq"] += 1
         self.committed = committed_mask(m)
         self._write_manifest()
-        return m
-
 
     def invalidate(self, indices: Sequence[int]) -> Manifest:
         """Seed §6.2 (indexed): marks records uncommitted (and their record blobs), bumps commit_seq."""
