@@ -14,7 +14,7 @@ import {
 import type { Store } from "@zarr-stream/store";
 import type { ArrayPlan } from "./array-plan.js";
 import { verifyTokens } from "./commit-check.js";
-import { announceCommit, INTENT_KEY, withdrawCommit } from "./commit-intent.js";
+import { announceCommit, withdrawCommit } from "./commit-intent.js";
 import type { FlushReceipts } from "./commit-ledger.js";
 import {
   applyCommit,
@@ -283,10 +283,13 @@ export class OwnerCommits {
       regionDims: verified.regionDims,
     });
     this.o.time.handedOff();
-    // The intent has landed: a store at rest carries none (best effort; a leftover is settled anyway).
-    const landed = tokens.some((t) => t.writer !== 0)
-      ? store.delete(INTENT_KEY).catch(() => undefined)
-      : undefined;
+    // The intent has landed: a store at rest carries none (best effort; a leftover is settled anyway). Only
+    // this commit's own: an owner that resumed since this manifest write may have announced its own commit.
+    const nonce = this.o.objects.leaseNonce;
+    const landed =
+      nonce !== undefined && tokens.some((t) => t.writer !== 0)
+        ? withdrawCommit(store, next.commitSeq, nonce).catch(() => undefined)
+        : undefined;
     await Promise.all([this.o.receipts.clear(store, tokens), landed]);
     return this.receipt();
   }

@@ -199,6 +199,45 @@ for (const [name, makeLocation, skip] of locations) {
       await rejectsFenced(older.flush(), "the older handle's next flush");
     });
 
+    it("a landed commit removes its own intent only: another owner's, announced since its manifest write, stays", async () => {
+      const at = makeLocation();
+      const foreign = new TextEncoder().encode(
+        `${JSON.stringify({ schema: "zarr-stream/commit-intent/v1", commit_seq: 2, owner: "another-owner" })}\n`,
+      );
+      let arm = false;
+      // Between this owner's manifest write and its clean-up, an owner that resumed meanwhile announces
+      // its own commit (this owner is then a zombie whose last write landed).
+      const gated = interleaved(
+        at(),
+        "output_manifest.json",
+        async () => {
+          if (!arm) return;
+          arm = false;
+          await at().put(INTENT_KEY, foreign);
+        },
+        { reads: ["put", "putIfVersion"], times: Number.POSITIVE_INFINITY },
+      );
+      const owner = await ZarrStreamWriter.create(
+        gated.store,
+        SCHEMA,
+        { kind: "owner", nWriters: 2 },
+        REGIONS[0],
+      );
+      const contributor = await ZarrStreamWriter.join(at(), { kind: "contributor", id: 1 }, REGIONS[1]);
+      await contributor.writeRecord(t(0), arrays(1, 0));
+      await owner.writeRecord(t(0), arrays(0, 0));
+      const tokens = [await owner.flush(), await contributor.flush()];
+      arm = true;
+      await owner.commit(tokens);
+      assert.equal(arm, false, "the manifest write was held");
+      assert.deepEqual(await at().get(INTENT_KEY), foreign, "the other owner's intent is left in place");
+      await at().delete(INTENT_KEY);
+      await contributor.writeRecord(t(1), arrays(1, 1));
+      await owner.writeRecord(t(1), arrays(0, 1));
+      await owner.commit([await owner.flush(), await contributor.flush()]);
+      assert.equal(await at().get(INTENT_KEY), undefined, "a landed commit removes its own intent");
+    });
+
     it("a contributor of a duplicate launch that takes a lease from the launch that goes on puts it back and is Fenced; the other handle goes on", async () => {
       const at = makeLocation();
       const owner = await ZarrStreamWriter.create(at(), SCHEMA, { kind: "owner", nWriters: 2 }, REGIONS[0], {

@@ -216,6 +216,31 @@ def test_a_takeover_while_the_owner_commits_waits_for_that_commit(tmp_path: Path
         old.flush()
 
 
+def test_a_landed_commit_removes_its_own_intent_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Between this owner's manifest write and its clean-up, an owner that resumed meanwhile announces its own
+    commit (this one is then a zombie whose last write landed): that intent stays."""
+    url = tmp_path / "store"
+    owner = Owner.create(url, SCHEMA, 2, REGIONS[0])
+    c = Contributor.join(url, 1, REGIONS[1])
+    c.write_record(0.0, {"temperature": values(0, 1, "A")})
+    tokens = [owner_writes(owner, range(1)), c.flush()]
+    foreign = b'{"schema":"zarr-stream/commit-intent/v1","commit_seq":2,"owner":"another-owner"}\n'
+    write_manifest = Owner._write_manifest
+
+    def then_another_owner(self: Owner) -> None:
+        write_manifest(self)
+        (url / ".zarr-stream/committing.json").write_bytes(foreign)
+
+    monkeypatch.setattr(Owner, "_write_manifest", then_another_owner)
+    owner.commit(tokens)
+    assert (url / ".zarr-stream/committing.json").read_bytes() == foreign
+    monkeypatch.setattr(Owner, "_write_manifest", write_manifest)
+    (url / ".zarr-stream/committing.json").unlink()
+    c.write_record(3600.0, {"temperature": values(1, 1, "A")})
+    owner.commit([owner_writes(owner, range(1, 2)), c.flush()])
+    assert not (url / ".zarr-stream/committing.json").exists()
+
+
 def test_an_intent_written_under_another_owner_lease_does_not_hold_up_a_join(tmp_path: Path) -> None:
     url = tmp_path / "store"
     Owner.create(url, SCHEMA, 2, REGIONS[0])

@@ -31,7 +31,6 @@ from zarr.storage import MemoryStore, StorePath
 
 from .errors import CommitError, NotCommitted, ProtocolError, RegionNotShardAligned, SchemaError, StoreExists, ZarrStreamError
 from .fencing import (
-    INTENT_KEY,
     FencedWrites,
     announce_commit,
     assert_tokens_sealed,
@@ -667,9 +666,11 @@ class Owner(Contributor):
                 except OSError:
                     pass
             raise
-        if announced:  # landed: a store at rest carries no intent (best effort; a leftover is settled anyway)
+        if announced:
+            # Landed: a store at rest carries no intent (best effort; a leftover is settled anyway). Only this
+            # commit's own: an owner that resumed since this manifest write may have announced its own commit.
             try:
-                (self.root / INTENT_KEY).unlink(missing_ok=True)
+                withdraw_commit(self.root, commit_seq, nonce)  # type: ignore[arg-type]
             except OSError:
                 pass
         return m
