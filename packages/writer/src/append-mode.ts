@@ -76,6 +76,11 @@ export class AppendMode implements TimeMode {
     }
   }
 
+  async giveBack(): Promise<void> {
+    await this.#inflight?.catch(() => undefined);
+    await this.#buffers.giveBack();
+  }
+
   async writeDirty(): Promise<void> {
     await this.#settleWrites();
     this.#ctx.pending.addObjects(await this.#buffers.writeAll());

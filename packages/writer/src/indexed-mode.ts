@@ -67,6 +67,10 @@ export class IndexedMode implements TimeMode {
     this.#ctx.pending.addObjects(await this.#buffers.writeAll());
   }
 
+  async giveBack(): Promise<void> {
+    await this.#buffers.giveBack();
+  }
+
   handedOff(): void {
     this.#buffers.releaseWritten();
   }

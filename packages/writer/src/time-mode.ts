@@ -44,6 +44,8 @@ export interface TimeMode {
   writeDirty(): Promise<void>;
   /** The written records went into a token or a commit: buffers kept only for them are released. */
   handedOff(): void;
+  /** The handle is closed: every buffer goes back at once (TimeShardBuffers.giveBack). */
+  giveBack(): Promise<void>;
   /** A re-read manifest replaced the committed state. */
   adopt(state: CommittedState): void;
   /** Join: reloads this writer's part of the time shard the committed records end in (seed §5.4). */

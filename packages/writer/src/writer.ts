@@ -247,6 +247,7 @@ export class ZarrStreamWriter {
       throw err;
     }
     s.closed = true;
+    await s.time.giveBack();
     try {
       await s.link?.complete();
     } catch (err) {
