@@ -77,6 +77,34 @@ def generated(var: str, r: int) -> np.ndarray:
     return base.astype(dtype)
 
 
+class LineProcess:
+    """A writer in a process of its own that answers each JSON line on stdin with one on stdout."""
+
+    def __init__(self, argv: list[str], who: str, cwd: Path | None = None) -> None:
+        self.who = who
+        self.proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def send(self, req: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(req) + "\n")
+        self.proc.stdin.flush()
+
+    def read(self) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the {self.who} exited: {self.proc.stderr.read() if self.proc.stderr else ''}")
+        return json.loads(line)
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        assert self.proc.wait(30) == 0, self.proc.stderr.read() if self.proc.stderr else ""
+        for f in (self.proc.stdout, self.proc.stderr):
+            if f is not None:
+                f.close()
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

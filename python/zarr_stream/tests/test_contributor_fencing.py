@@ -6,7 +6,6 @@ processes (py_contributor.py), as a job submitted twice does."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import threading
 import time
@@ -15,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import LineProcess
 from fencing_schema import REGIONS, SCHEMA, values
 
 import zarr_stream as zs
@@ -24,39 +24,20 @@ from zarr_stream.writer import Contributor, Owner
 HERE = Path(__file__).resolve().parent
 
 
-class Proc:
+class Proc(LineProcess):
     """py_contributor.py: one contributor handle in a process of its own."""
 
     def __init__(self, url: Path, writer: int) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, str(HERE / "py_contributor.py"), str(url), str(writer)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        super().__init__([sys.executable, str(HERE / "py_contributor.py"), str(url), str(writer)], "contributor")
 
     def ask(self, **req: Any) -> dict[str, Any]:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.write(json.dumps(req) + "\n")
-        self.proc.stdin.flush()
-        line = self.proc.stdout.readline()
-        if not line:
-            raise RuntimeError(f"the contributor exited: {self.proc.stderr.read() if self.proc.stderr else ''}")
-        return json.loads(line)
+        self.send(req)
+        return self.read()
 
     def ok(self, **req: Any) -> dict[str, Any]:
         reply = self.ask(**req)
         assert reply["ok"] is True, reply
         return reply
-
-    def close(self) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        assert self.proc.wait(30) == 0, self.proc.stderr.read() if self.proc.stderr else ""
-        for f in (self.proc.stdout, self.proc.stderr):
-            if f is not None:
-                f.close()
 
 
 def owner_writes(owner: Owner, rs: range) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 import xarray as xr
-from conftest import REPO, TS_STORE, Backend, generated
+from conftest import REPO, TS_STORE, Backend, LineProcess, generated
 
 import zarr_stream as zs
 from zarr_stream.writer import Contributor, FingerprintMismatch
@@ -44,40 +44,16 @@ def static_region(writer: int, name: str) -> np.ndarray:
     return ((12 + (lat.ravel() + 1) * 3) % 251).astype("uint8")  # landmask: seed 12, [lat], uint8
 
 
-class Owner:
+class Owner(LineProcess):
     """ts_store.mjs mixed-owner: a TypeScript owner taking tokens as JSON lines."""
 
     def __init__(self, url: str, mode: str, records: int, committed: int) -> None:
-        self.proc = subprocess.Popen(
-            ["node", str(TS_STORE), "mixed-owner", url, mode, str(records), str(committed)],
-            cwd=REPO,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        super().__init__(["node", str(TS_STORE), "mixed-owner", url, mode, str(records), str(committed)], "owner", REPO)
         assert self.read() == {"created": True}
 
-    def read(self) -> dict[str, Any]:
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        if not line:
-            raise RuntimeError(f"the owner exited: {self.proc.stderr.read() if self.proc.stderr else ''}")
-        return json.loads(line)
-
     def commit(self, tokens: list[dict[str, Any]]) -> dict[str, Any]:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps({"tokens": tokens}) + "\n")
-        self.proc.stdin.flush()
+        self.send({"tokens": tokens})
         return self.read()
-
-    def close(self) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        assert self.proc.wait(30) == 0, self.proc.stderr.read() if self.proc.stderr else ""
-        for f in (self.proc.stdout, self.proc.stderr):
-            if f is not None:
-                f.close()
 
 
 def python_contributors(url: str, mode: str, committed: int) -> list[dict[str, Any]]:
