@@ -446,9 +446,9 @@ export class TimeShardBuffers {
 
   /**
    * The kept output buffer that fits `n` bytes most tightly, else the largest (to be grown), else none.
-   * Shards of different sizes share the kept buffers, and each one taken at random was often too small:
-   * a time shard of 32 records committed per record allocated 158 MB of output buffers for 67 MB of
-   * records, fresh pages that each write then faulted in.
+   * Shards of different sizes share the kept buffers: taking whichever comes first often means one too
+   * small, replaced by a fresh one whose pages the write then faults in (158 MB of output buffers for 67 MB
+   * of records in a time shard of 32 committed per record, in 23 allocations; 5 with the best fit).
    */
   private outputFor(n: number): Uint8Array | undefined {
     let best = -1;
@@ -499,11 +499,11 @@ export class TimeShardBuffers {
    * The handle is closed: gives back every buffer it holds (time shards open or spare, kept frames, output
    * buffers) once no copy into them is in flight, and returns their bytes. V8 frees an ArrayBuffer's
    * memory only when a collection finds it dead, and a writer's buffers are hundreds of megabytes of its
-   * external memory: left to the collector, they forced a full mark-compact into whatever the process
-   * did next (a read-all right after writing the matrix's base cell spent 12 ms of its 40 in marking and
-   * 4 in munmap). Detached, the memory belongs to a clone nothing holds, which the next minor collection
-   * frees off the JS thread. (`ArrayBuffer.prototype.transfer(0)`, Node 21 on, would free it at once on
-   * the JS thread: 4 ms for 50 MB, measured.)
+   * external memory: left to the collector, they force a full mark-compact into whatever the process does
+   * next (12 ms of marking and 4 of munmap inside the first read-all pass after writing the matrix's base
+   * cell, measured). Detached, the memory belongs to a clone nothing holds, which the next minor
+   * collection frees off the JS thread. (`ArrayBuffer.prototype.transfer(0)`, Node 21 on, frees it at
+   * once but on the JS thread: 4 ms for 50 MB, measured.)
    */
   async giveBack(): Promise<number> {
     await Promise.allSettled(this.copying);
