@@ -16,6 +16,7 @@ import pytest
 
 import zarr_stream as zs
 from zarr_stream.local_writes import LOCK_STALE_S, TEMP_PREFIX, put, put_if_stamp, stamp_of
+from zarr_stream import fencing
 from zarr_stream.writer import Owner
 
 from test_owner import REGIONS, SCHEMA, both, write
@@ -66,6 +67,7 @@ def test_a_commit_over_another_owners_manifest_is_refused_and_fences_this_owner(
     theirs["commit_seq"] += 1
     put(url, "output_manifest.json", (json.dumps(theirs, indent=2) + "\n").encode())
     before = (url / "output_manifest.json").read_bytes()
+    shapes = {p: p.read_bytes() for p in url.glob("*/zarr.json")}
     write(owner, contributor, 1)
     tokens = [owner.flush(), contributor.flush()]
     with pytest.raises(zs.CommitError) as refused:
@@ -73,12 +75,43 @@ def test_a_commit_over_another_owners_manifest_is_refused_and_fences_this_owner(
     assert refused.value.reason == "concurrent-owner"
     assert "another owner" in str(refused.value)
     assert (url / "output_manifest.json").read_bytes() == before
+    # Refused before any shape grew: a plain Zarr reader sees no record that no commit published.
+    assert {p: p.read_bytes() for p in url.glob("*/zarr.json")} == shapes
     # Fenced: it writes nothing more, whatever it is asked.
     with pytest.raises(zs.CommitError, match="another owner"):
         owner.commit(tokens)
     with pytest.raises(zs.CommitError, match="another owner"):
         owner.invalidate_statics([])
     assert (url / "output_manifest.json").read_bytes() == before
+
+
+def test_an_owner_taken_over_after_its_checks_changes_no_shape(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another handle takes writer 0's lease and rewrites a time-axis zarr.json after this owner's lease and
+    manifest checks and before its shape writes: the shape write is conditional on the version this owner
+    wrote, so it is Fenced and the other handle's zarr.json stays."""
+    url = tmp_path / "store"
+    owner, contributor = both(url)
+    write(owner, contributor, 0)
+    owner.commit([owner.flush(), contributor.flush()])
+    write(owner, contributor, 1)
+    tokens = [owner.flush(), contributor.flush()]
+    manifest = (url / "output_manifest.json").read_bytes()
+    theirs: dict[str, bytes] = {}
+    checked = Owner._assert_manifest_unchanged
+
+    def then_taken_over(self: Owner) -> None:
+        checked(self)
+        other = fencing.FencedWrites(url)
+        other.take_lease(0, create=False)
+        doc = (url / "time" / "zarr.json").read_bytes()
+        theirs["time"] = doc + b"\n"  # a resumed owner's rewrite: the same document, other bytes
+        put(url, "time/zarr.json", theirs["time"])
+
+    monkeypatch.setattr(Owner, "_assert_manifest_unchanged", then_taken_over)
+    with pytest.raises(zs.Fenced):
+        owner.commit(tokens)
+    assert (url / "time" / "zarr.json").read_bytes() == theirs["time"]
+    assert (url / "output_manifest.json").read_bytes() == manifest
 
 
 def test_the_owner_commits_on_after_its_own_writes_and_a_reader_sees_each(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ import os
 from collections.abc import Mapping, Sequence
 from itertools import product
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 import zarr
@@ -38,7 +38,7 @@ from .fencing import (
     wait_for_commit_in_flight,
     withdraw_commit,
 )
-from .local_writes import Stamp, put, put_if_absent, put_if_stamp, stamp_of
+from .local_writes import Stamp, put_if_absent, put_if_stamp, stamp_of
 from .manifest import MANIFEST_V2, MANIFEST_V2_PAGED, Manifest, committed_indices, committed_mask, read_manifest_from
 from .readback import blob_object_key, read_box
 from .storage import LocalStore
@@ -548,7 +548,8 @@ class Owner(Contributor):
         if put_if_absent(root, "zarr.json", group) is None:
             raise StoreExists(f"{root} already holds a store")
         for name, doc in docs.items():
-            put(root, f"{name}/zarr.json", json.dumps(doc, indent=2).encode())
+            # Through the handle's fenced writes, so a commit's shape rewrite is conditional on this version.
+            o.fences.put(f"{name}/zarr.json", json.dumps(doc, indent=2).encode())
         for d, doc in docs.items():  # non-time coordinates, and the indexed time axis, at create
             if d != time_dim:
                 if d in lengths:
@@ -583,11 +584,18 @@ class Owner(Contributor):
         self.fences.assert_lease()
         stamp = put_if_stamp(self.root, "output_manifest.json", self._manifest_bytes(), self._manifest_stamp)
         if stamp is None:
-            # Another owner replaced it: this one's view is stale (and its in-memory manifest already holds
-            # the refused commit), so it writes nothing more.
-            self.fenced = f"{self.root}/output_manifest.json changed since this owner last wrote it: another owner is committing to this store"
-            raise CommitError(self.fenced, "concurrent-owner")
+            self._concurrent_owner()
         self._manifest_stamp = stamp
+
+    def _assert_manifest_unchanged(self) -> None:
+        if stamp_of(self.root / "output_manifest.json") != self._manifest_stamp:
+            self._concurrent_owner()
+
+    def _concurrent_owner(self) -> NoReturn:
+        """Another owner replaced the manifest: this one's view is stale (its in-memory manifest may already
+        hold the refused commit), so it writes nothing more."""
+        self.fenced = f"{self.root}/output_manifest.json changed since this owner last wrote it: another owner is committing to this store"
+        raise CommitError(self.fenced, "concurrent-owner")
 
     def commit(self, tokens: Sequence[Mapping[str, Any]]) -> Manifest:
         """Seed §5.3: verifies every token (one per writer, the owner's included), then commits."""
@@ -678,14 +686,18 @@ class Owner(Contributor):
     def _apply(
         self, m: Manifest, by: Mapping[int, Mapping[str, Any]], recs0: list[tuple[int, float]], indices: list[int], named: set[str]
     ) -> None:
-        """A verified commit: shapes (append), then the manifest, last."""
+        """A verified commit: shapes (append), then the manifest, last. A manifest another owner replaced is
+        refused before any shape grows, and each shape is written conditional on the version this owner last
+        wrote (fencing.py), so an owner taken over between its checks and these writes changes no zarr.json:
+        a plain Zarr reader never sees a shape that no commit published."""
+        self._assert_manifest_unchanged()
         if indices and not self.indexed:
             count = indices[-1] + 1
             for name in [self.time_dim, *(v["name"] for v in m["vars"])]:
                 doc = json.loads((self.root / name / "zarr.json").read_text())
                 ti = doc["dimension_names"].index(self.time_dim)
                 doc["shape"][ti] = count
-                put(self.root, f"{name}/zarr.json", json.dumps(doc, indent=2).encode())
+                self.fences.put(f"{name}/zarr.json", json.dumps(doc, indent=2).encode())
             self.all_t += [t for _, t in recs0]
             m["n_records"] = count
             next(d for d in m["dims"] if d["name"] == self.time_dim)["length"] = count
