@@ -56,25 +56,36 @@ class Owner(LineProcess):
         return self.read()
 
 
-def python_contributors(url: str, mode: str, committed: int) -> list[dict[str, Any]]:
-    tokens = []
-    writers = [Contributor.join(url, w, REGIONS[w]) for w in (1, 2, 3)]
+def python_contributor(
+    url: str, writer: int, committed: int, mode: str = "append", extra_blob: str | None = None
+) -> tuple[Contributor, dict[str, Any]]:
+    """Contributor `writer` (Python): its statics, blobs (and `extra_blob`, to make its token differ) and
+    records 0..committed-1 (in reverse in indexed mode, which takes any order); the handle and its token."""
+    w = Contributor.join(url, writer, REGIONS[writer])
+    for name in ("orog", "landmask"):
+        w.write_static(name, static_region(writer, name))
+    w.write_blob("static", "seed.bin", bytes([writer, 1, 2, 3]))
+    if extra_blob is not None:
+        w.write_blob("static", extra_blob, bytes([writer]))
     order = list(range(committed))
     if mode == "indexed":
-        order.reverse()  # any order in indexed mode
-    for w in writers:
-        for name in ("orog", "landmask"):
-            w.write_static(name, static_region(w.writer, name))
-        w.write_blob("static", "seed.bin", bytes([w.writer, 1, 2, 3]))
-        for r in order:
-            if mode == "indexed":
-                w.write_record_at(r, 3600.0 * r, region_arrays(w.writer, r))
-            else:
-                w.write_record(3600.0 * r, region_arrays(w.writer, r))
-            if r == 1:
-                w.write_blob(("record", 1), "rng", bytes([1, w.writer, 42]))
-        tokens.append(w.flush())
+        order.reverse()
+    for r in order:
+        if mode == "indexed":
+            w.write_record_at(r, 3600.0 * r, region_arrays(writer, r))
+        else:
+            w.write_record(3600.0 * r, region_arrays(writer, r))
+        if r == 1:
+            w.write_blob(("record", 1), "rng", bytes([1, writer, 42]))
+    return w, w.flush()
+
+
+def python_contributors(url: str, mode: str, committed: int) -> list[dict[str, Any]]:
+    tokens = []
+    for writer in (1, 2, 3):
+        w, token = python_contributor(url, writer, committed, mode)
         w.close()
+        tokens.append(token)
     return tokens
 
 
@@ -290,21 +301,6 @@ def test_open_datatree_has_the_dataset_at_its_root(local_backend: Backend) -> No
 # -- a writer started twice, across languages (fencing.md, "Sealed tokens") ---------------------------------
 
 
-def _python_contributor(url: str, writer: int, committed: int, extra_blob: str | None = None) -> tuple[Contributor, dict[str, Any]]:
-    """Contributor `writer` (Python) of an append store: statics, blobs, records 0..committed-1; its token."""
-    w = Contributor.join(url, writer, REGIONS[writer])
-    for name in ("orog", "landmask"):
-        w.write_static(name, static_region(writer, name))
-    w.write_blob("static", "seed.bin", bytes([writer, 1, 2, 3]))
-    if extra_blob is not None:
-        w.write_blob("static", extra_blob, bytes([writer]))
-    for r in range(committed):
-        w.write_record(3600.0 * r, region_arrays(writer, r))
-        if r == 1:
-            w.write_blob(("record", 1), "rng", bytes([1, writer, 42]))
-    return w, w.flush()
-
-
 def ts_leases(tokens: list[dict[str, Any]], leases: list[bytes]) -> dict[str, Any]:
     """The TypeScript writer's digests of `tokens`, and its reading of `leases` (ts_store.mjs leases)."""
     import base64
@@ -331,9 +327,9 @@ def test_ts_owner_refuses_the_stale_token_of_a_python_contributor_started_twice(
     url = str(tmp_path / "twice")
     owner = Owner(url, "append", 4, 2)
     try:
-        old, stale = _python_contributor(url, 1, 2, extra_blob="old.bin")
-        new, live = _python_contributor(url, 1, 2)
-        others = [_python_contributor(url, w, 2)[1] for w in (2, 3)]
+        old, stale = python_contributor(url, 1, 2, extra_blob="old.bin")
+        new, live = python_contributor(url, 1, 2)
+        others = [python_contributor(url, w, 2)[1] for w in (2, 3)]
         refused = owner.commit([stale, *others])
         assert refused["ok"] is False, refused
         assert refused["error"]["name"] == "CommitError" and refused["error"]["reason"] == "stale-token", refused
@@ -394,7 +390,7 @@ def test_digests_and_leases_are_the_same_bytes_in_both_languages(tmp_path: Path)
 
     url = str(tmp_path / "leases")
     PyOwner.create(url, dict(SCHEMA, time_mode="append"), 4, REGIONS[0])
-    _, py_token = _python_contributor(url, 1, 2)
+    _, py_token = python_contributor(url, 1, 2)
     py_lease = lease_of(url, 1)
     ts_token = ts_contributor(url, "append", 1, 2, "b.bin")  # takes writer 1's lease over from Python
     ts_lease = lease_of(url, 1)
