@@ -475,6 +475,10 @@ class Owner(Contributor):
 
     def _may_overwrite(self, key: str) -> bool:
         """The owner replaces an object another write changed while nobody committed since its last commit."""
+        return self._manifest_unchanged()
+
+    def _manifest_unchanged(self) -> bool:
+        """Whether the manifest is still the version this owner last wrote or read (one stat)."""
         return stamp_of(self.root / "output_manifest.json") == self._manifest_stamp
 
     def _seal(self, token: dict[str, Any]) -> None:
@@ -588,7 +592,7 @@ class Owner(Contributor):
         self._manifest_stamp = stamp
 
     def _assert_manifest_unchanged(self) -> None:
-        if stamp_of(self.root / "output_manifest.json") != self._manifest_stamp:
+        if not self._manifest_unchanged():
             self._concurrent_owner()
 
     def _concurrent_owner(self) -> NoReturn:
