@@ -145,13 +145,23 @@ def _safe_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and abs(v) <= 2**53 - 1
 
 
+def _json_line(doc: Mapping[str, Any]) -> bytes:
+    """``JSON.stringify(doc)`` and a newline, as the TypeScript writer writes its leases and intents."""
+    return (json.dumps(doc, separators=(",", ":"), ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def _json_doc(data: bytes) -> Any:
+    """The JSON value `data` holds, or None when it holds none (a torn or foreign file)."""
+    try:
+        return json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return None
+
+
 def parse_lease(data: bytes) -> dict[str, Any] | None:
     """The lease a store holds, or None for bytes that are not one (taken over, never a reason to refuse a
     store); a lease without ``sealed`` seals nothing. As the TypeScript ``parseLease``."""
-    try:
-        doc = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        return None
+    doc = _json_doc(data)
     if not isinstance(doc, dict) or doc.get("schema") != LEASE_SCHEMA:
         return None
     if not _safe_int(doc.get("writer")) or not _safe_int(doc.get("epoch")):
@@ -185,8 +195,8 @@ def new_lease(writer: int, previous: bytes | None, job: str | None = None) -> di
 
 
 def lease_bytes(doc: Mapping[str, Any]) -> bytes:
-    """``JSON.stringify(doc)`` and a newline, as the TypeScript ``leaseBytes`` writes a lease."""
-    return (json.dumps(doc, separators=(",", ":"), ensure_ascii=False) + "\n").encode("utf-8")
+    """The bytes of a lease, as the TypeScript ``leaseBytes`` writes them."""
+    return _json_line(doc)
 
 
 def _same_holder(a: bytes, b: bytes | None) -> bool:
@@ -232,15 +242,11 @@ def assert_tokens_sealed(root: Path, tokens: Iterable[Mapping[str, Any]], owner:
 
 
 def _intent_bytes(commit_seq: int, owner_nonce: str) -> bytes:
-    doc = {"schema": INTENT_SCHEMA, "commit_seq": commit_seq, "owner": owner_nonce}
-    return (json.dumps(doc, separators=(",", ":"), ensure_ascii=False) + "\n").encode("utf-8")
+    return _json_line({"schema": INTENT_SCHEMA, "commit_seq": commit_seq, "owner": owner_nonce})
 
 
 def _parse_intent(data: bytes) -> dict[str, Any] | None:
-    try:
-        doc = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        return None
+    doc = _json_doc(data)
     ok = isinstance(doc, dict) and doc.get("schema") == INTENT_SCHEMA and _safe_int(doc.get("commit_seq")) and isinstance(doc.get("owner"), str)
     return doc if ok else None
 
